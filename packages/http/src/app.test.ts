@@ -1,0 +1,98 @@
+import request from 'supertest';
+import pino from 'pino';
+import { createMetrics } from '@worklane/observability';
+import { createServiceApp } from './app';
+import { signIdentity } from './identity';
+import { idParam, resource } from './routes';
+import { parseBody, fields } from './validation';
+import { z } from 'zod';
+
+const KEY = 'k'.repeat(32);
+
+function app() {
+  return createServiceApp({
+    logger: pino({ level: 'silent' }),
+    metrics: createMetrics('test'),
+    isReady: () => true,
+    identityKey: KEY,
+    routes: (router) => {
+      resource(router, '/api/v1/teams/:team/things/:thing', {
+        get: (req, res) => void res.json({ id: idParam(req, 'thing'), identity: req.identity }),
+        patch: (req, res) => void res.json(parseBody(z.object({ name: fields.requiredString(5) }), req.body)),
+      });
+      router.get('/api/v1/boom', () => {
+        throw new Error('secret internals');
+      });
+    },
+  });
+}
+
+const signed = (method: string, url: string) => signIdentity(KEY, method, url, { teamId: 1, userId: 2, tokenId: 3 });
+
+describe('createServiceApp', () => {
+  it('refuses a request without a signed identity', async () => {
+    const response = await request(app()).get('/api/v1/teams/1/things/1');
+    expect(response.status).toBe(401);
+    expect(response.body).toEqual({ message: 'Unauthenticated.' });
+  });
+
+  it('refuses an identity signed with another key or for another path', async () => {
+    const forged = signIdentity('x'.repeat(32), 'GET', '/api/v1/teams/1/things/1', { teamId: 1, userId: 2, tokenId: 3 });
+    expect((await request(app()).get('/api/v1/teams/1/things/1').set(forged)).status).toBe(401);
+    const otherPath = signed('GET', '/api/v1/teams/1/things/2');
+    expect((await request(app()).get('/api/v1/teams/1/things/1').set(otherPath)).status).toBe(401);
+  });
+
+  it('accepts a signed identity and exposes it', async () => {
+    const url = '/api/v1/teams/1/things/7';
+    const response = await request(app()).get(url).set(signed('GET', url));
+    expect(response.status).toBe(200);
+    expect(response.body).toEqual({ id: 7, identity: { teamId: 1, userId: 2, tokenId: 3 } });
+  });
+
+  it('answers 404 for a non-integer id and an unknown route', async () => {
+    const url = '/api/v1/teams/1/things/abc';
+    expect((await request(app()).get(url).set(signed('GET', url))).body).toEqual({ message: 'Not found.' });
+    const unknown = '/api/v1/nothing';
+    expect((await request(app()).get(unknown).set(signed('GET', unknown))).status).toBe(404);
+  });
+
+  it('answers 405 with Allow for a known path and the wrong method', async () => {
+    const url = '/api/v1/teams/1/things/7';
+    const response = await request(app()).delete(url).set(signed('DELETE', url));
+    expect(response.status).toBe(405);
+    expect(response.headers.allow).toBe('GET, PATCH, HEAD');
+  });
+
+  it('maps body problems to 400, 413, 415 and 422', async () => {
+    const url = '/api/v1/teams/1/things/7';
+    const send = () => request(app()).patch(url).set(signed('PATCH', url));
+    expect((await send().set('Content-Type', 'application/json').send('{"name":')).status).toBe(400);
+    expect((await send().set('Content-Type', 'text/plain').send('name=x')).status).toBe(415);
+    expect((await send().set('Content-Type', 'application/json').send(JSON.stringify({ name: 'x'.repeat(1_100_000) }))).status).toBe(413);
+    const invalid = await send().send({ name: 'far too long' });
+    expect(invalid.status).toBe(422);
+    expect(invalid.body).toEqual({
+      message: 'The name field must not be greater than 5 characters.',
+      errors: { name: ['The name field must not be greater than 5 characters.'] },
+    });
+    expect((await send().send({})).body.errors).toEqual({ name: ['The name field is required.'] });
+    expect((await send().send({ name: 3 })).body.errors).toEqual({ name: ['The name field must be a string.'] });
+  });
+
+  it('hides internals of unexpected errors', async () => {
+    const url = '/api/v1/boom';
+    const response = await request(app()).get(url).set(signed('GET', url));
+    expect(response.status).toBe(500);
+    expect(response.text).not.toContain('secret');
+  });
+
+  it('labels metrics with route templates', async () => {
+    const instance = app();
+    const url = '/api/v1/teams/1/things/7';
+    await request(instance).get(url).set(signed('GET', url));
+    const metrics = await request(instance).get('/metrics');
+    expect(metrics.text).toContain('route="/api/v1/teams/:team/things/:thing"');
+    expect(metrics.text).not.toContain('things/7');
+  });
+});

@@ -1,0 +1,98 @@
+import express, { type ErrorRequestHandler, type Express, type RequestHandler, type Router } from 'express';
+import type { Logger, ServiceMetrics } from '@worklane/observability';
+import { HttpError, notFound } from './errors';
+import { requireIdentity } from './identity';
+
+export interface ServiceAppOptions {
+  logger: Logger;
+  metrics: ServiceMetrics;
+  /** `/readyz`: false while starting or shutting down, or when a dependency does not answer. */
+  isReady: () => boolean | Promise<boolean>;
+  /** When set, every `/api` request must carry an identity signed with this key. */
+  identityKey?: string;
+  /** Mounts the service's routes. */
+  routes: (router: Router) => void;
+  /** Largest accepted JSON body. */
+  bodyLimit?: string;
+}
+
+/** Methods whose body, when present, must be JSON. */
+const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
+const hasBody = (req: express.Request) =>
+  req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
+
+/** 415 for a body that is not JSON, before anything reads it. */
+const requireJsonBody: RequestHandler = (req, _res, next) => {
+  if (BODY_METHODS.has(req.method) && hasBody(req) && !req.is(['application/json', 'application/*+json'])) {
+    return next(new HttpError(415, 'The request body must be JSON (Content-Type: application/json).'));
+  }
+  next();
+};
+
+/** Counts and times every request by route template, never by raw path. */
+function recordMetrics(metrics: ServiceMetrics): RequestHandler {
+  return (req, res, next) => {
+    const stop = metrics.httpDuration.startTimer();
+    res.on('finish', () => {
+      const route = req.route ? `${req.baseUrl}${String(req.route.path)}` : 'unmatched';
+      const labels = { method: req.method, route, status: String(res.statusCode) };
+      metrics.httpRequests.inc(labels);
+      stop(labels);
+    });
+    next();
+  };
+}
+
+function errorHandler(logger: Logger): ErrorRequestHandler {
+  return (error, req, res, _next) => {
+    let httpError: HttpError;
+    if (error instanceof HttpError) httpError = error;
+    else if (error?.type === 'entity.too.large') httpError = new HttpError(413, 'The request body is too large.');
+    else if (error?.type === 'entity.parse.failed') httpError = new HttpError(400, 'The request body is not valid JSON.');
+    else if (error?.type === 'encoding.unsupported' || error?.type === 'charset.unsupported') {
+      httpError = new HttpError(415, 'The request body encoding is not supported.');
+    } else {
+      logger.error({ err: error, method: req.method, url: req.originalUrl }, 'request failed');
+      httpError = new HttpError(500, 'Server Error.');
+    }
+    if (res.headersSent) return void res.end();
+    res.status(httpError.status).set(httpError.headers).json(httpError.body);
+  };
+}
+
+/**
+ * The express app of a Worklane HTTP service: metrics, health and readiness, JSON body rules of
+ * the public API, signed identity on `/api`, the service's routes, and one JSON error model.
+ */
+export function createServiceApp(options: ServiceAppOptions): Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('etag', false);
+  app.use(recordMetrics(options.metrics));
+
+  app.get('/healthz', (_req, res) => void res.json({ status: 'ok' }));
+  app.get('/readyz', async (_req, res) => {
+    const ready = await Promise.resolve()
+      .then(options.isReady)
+      .catch(() => false);
+    res.status(ready ? 200 : 503).json({ status: ready ? 'ready' : 'not ready' });
+  });
+  app.get('/metrics', async (_req, res) => {
+    res.type(options.metrics.registry.contentType).send(await options.metrics.registry.metrics());
+  });
+
+  app.use(requireJsonBody);
+  app.use(express.json({ limit: options.bodyLimit ?? '1mb', strict: false, type: ['application/json', 'application/*+json'] }));
+  if (options.identityKey) app.use('/api', requireIdentity(options.identityKey));
+
+  const router = express.Router();
+  options.routes(router);
+  app.use(router);
+
+  app.use(() => {
+    throw notFound();
+  });
+  app.use(errorHandler(options.logger));
+  return app;
+}

@@ -1,0 +1,6 @@
+export { HttpError, badRequest, forbidden, notFound, unauthenticated, validationFailed, type ErrorBody } from './errors';
+export { IDENTITY_HEADERS, signIdentity, verifyIdentity, requireIdentity, requireTeam, type Identity } from './identity';
+export { parseBody, fields, type FieldErrors } from './validation';
+export { resource, idParam, type ResourceHandlers } from './routes';
+export { createServiceApp, type ServiceAppOptions } from './app';
+export { listen, closeHttpServer } from './server';

@@ -1,0 +1,74 @@
+import { z } from 'zod';
+import { validationFailed } from './errors';
+
+export type FieldErrors = Record<string, string[]>;
+
+/** "github_repository" reads as "github repository" in messages, as Laravel writes them. */
+const attribute = (field: string) => field.replace(/_/g, ' ');
+
+const typeNames: Record<string, string> = {
+  string: 'a string',
+  boolean: 'true or false',
+  array: 'an array',
+  number: 'a number',
+  int: 'an integer',
+  object: 'an object',
+};
+
+function describeIssue(field: string, issue: z.core.$ZodIssue): string {
+  const name = attribute(field);
+  switch (issue.code) {
+    case 'invalid_type':
+      if (issue.input === undefined) return `The ${name} field is required.`;
+      if (issue.input === null) return `The ${name} field must not be null.`;
+      return `The ${name} field must be ${typeNames[issue.expected] ?? issue.expected}.`;
+    case 'too_small':
+      if (issue.origin === 'string' && issue.minimum === 1) return `The ${name} field is required.`;
+      if (issue.origin === 'array') return `The ${name} field must have at least ${issue.minimum} item${issue.minimum === 1 ? '' : 's'}.`;
+      return `The ${name} field must be at least ${issue.minimum} characters.`;
+    case 'too_big':
+      if (issue.origin === 'array') return `The ${name} field must not have more than ${issue.maximum} items.`;
+      return `The ${name} field must not be greater than ${issue.maximum} characters.`;
+    case 'invalid_value':
+      return `The selected ${name} is invalid.`;
+    case 'invalid_format':
+      return `The ${name} field format is invalid.`;
+    default:
+      return issue.message && !issue.message.startsWith('Invalid') ? issue.message : `The ${name} field is invalid.`;
+  }
+}
+
+/**
+ * Validates a JSON body against a zod object schema. Unknown fields are dropped; failures become
+ * a 422 whose `errors` lists messages per field (array items as `events.1`).
+ */
+export function parseBody<Schema extends z.ZodType>(schema: Schema, body: unknown): z.infer<Schema> {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+    throw validationFailed({ body: ['The request body must be a JSON object.'] });
+  }
+  const result = schema.safeParse(body, { reportInput: true });
+  if (result.success) return result.data;
+  const errors: FieldErrors = {};
+  for (const issue of result.error.issues) {
+    const field = issue.path.map(String).join('.') || 'body';
+    const topField = String(issue.path[0] ?? 'body');
+    // A custom message (set with `error:` in the schema) is used as written.
+    const message = issue.code === 'custom' ? issue.message : describeIssue(topField, issue);
+    (errors[field] ??= []).includes(message) || errors[field].push(message);
+  }
+  throw validationFailed(errors);
+}
+
+/** Field builders shared by the services' request schemas. */
+export const fields = {
+  /** A required string, trimmed, 1..max characters. */
+  requiredString: (max: number) => z.string().trim().min(1).max(max),
+  /** An optional string that may be null, trimmed, up to max characters; empty becomes null. */
+  nullableString: (max: number) =>
+    z
+      .string()
+      .trim()
+      .max(max)
+      .nullable()
+      .transform((value) => (value === '' ? null : value)),
+};

@@ -1,0 +1,2 @@
+export { createPool, pingDatabase, withTransaction, isUniqueViolation, timestamp, type Pool, type PoolClient, type Queryable } from './pool';
+export { migrate, type MigrationResult } from './migrate';

@@ -1,0 +1,70 @@
+import pg from 'pg';
+
+export type Pool = pg.Pool;
+export type PoolClient = pg.PoolClient;
+/** Anything that runs a query: the pool or a client inside a transaction. */
+export type Queryable = Pick<pg.Pool, 'query'>;
+
+const INT8_OID = 20;
+const types = {
+  getTypeParser(oid: number, format?: 'text' | 'binary') {
+    // Ids are bigserial; they stay far below 2^53, so they are plain numbers in JSON.
+    if (oid === INT8_OID) return (value: string) => Number(value);
+    return pg.types.getTypeParser(oid, format);
+  },
+} as pg.CustomTypesConfig;
+
+export interface PoolOptions {
+  url: string;
+  /** The service's own schema; it is the only one on the search path. */
+  schema: string;
+  max?: number;
+  applicationName: string;
+}
+
+/** A connection pool whose sessions see only the service's schema. */
+export function createPool(options: PoolOptions): pg.Pool {
+  return new pg.Pool({
+    connectionString: options.url,
+    max: options.max ?? 10,
+    application_name: options.applicationName,
+    options: `-c search_path=${options.schema}`,
+    idleTimeoutMillis: 30_000,
+    connectionTimeoutMillis: 5_000,
+    types,
+  });
+}
+
+export async function pingDatabase(pool: Queryable): Promise<boolean> {
+  await pool.query('SELECT 1');
+  return true;
+}
+
+/** Runs `work` in one transaction: committed when it resolves, rolled back when it throws. */
+export async function withTransaction<T>(pool: pg.Pool, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN');
+    const result = await work(client);
+    await client.query('COMMIT');
+    return result;
+  } catch (error) {
+    await client.query('ROLLBACK').catch(() => {});
+    throw error;
+  } finally {
+    client.release();
+  }
+}
+
+export function isUniqueViolation(error: unknown, constraint?: string): boolean {
+  const pgError = error as { code?: string; constraint?: string };
+  return pgError?.code === '23505' && (constraint === undefined || pgError.constraint === constraint);
+}
+
+/**
+ * A timestamptz column as ISO 8601 UTC with microseconds (`2026-01-15T09:00:00.123456Z`),
+ * formatted by PostgreSQL so the microseconds never pass through a JavaScript Date.
+ */
+export function timestamp(column: string, alias = column.split('.').pop()): string {
+  return `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS ${alias}`;
+}

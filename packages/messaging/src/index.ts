@@ -1,0 +1,2 @@
+export { connectNats, type NatsConnection } from './connection';
+export { injectTraceContext, extractTraceContext } from './trace-context';

@@ -2,3 +2,4 @@ export { createLogger, type Logger } from './logger';
 export { createMetrics, type ServiceMetrics, type Registry, promClient } from './metrics';
 export { startTracing, type Tracing, type TracingOptions } from './tracing';
 export { Lifecycle, type ShutdownStep } from './lifecycle';
+export { bootService, startRuntime, exitOnStartupFailure, type ServiceRuntime, type RuntimeConfig } from './runtime';

@@ -1,0 +1,32 @@
+import { config, runtime } from './instrumentation';
+import { join } from 'node:path';
+import { createPool, migrate, pingDatabase } from '@worklane/db';
+import { closeHttpServer, listen } from '@worklane/http';
+import { exitOnStartupFailure } from '@worklane/observability';
+import { createApp } from './app';
+
+const MIGRATIONS = join(__dirname, '..', 'migrations');
+
+async function main(): Promise<void> {
+  const { logger, metrics, lifecycle, tracing } = runtime;
+  if (config.MIGRATE_ON_START) await migrate(config.DATABASE_URL, config.DATABASE_SCHEMA, MIGRATIONS);
+  const pool = createPool({ url: config.DATABASE_URL, schema: config.DATABASE_SCHEMA, max: config.DATABASE_POOL_MAX, applicationName: 'project' });
+
+  const app = createApp({
+    pool,
+    logger,
+    metrics,
+    identityKey: config.IDENTITY_SIGNING_KEY,
+    isReady: async () => lifecycle.ready && pingDatabase(pool),
+  });
+  const server = await listen(app, config.HTTP_PORT, config.HOST);
+
+  lifecycle
+    .onShutdown('http', () => closeHttpServer(server))
+    .onShutdown('database', () => pool.end())
+    .onShutdown('tracing', () => tracing.shutdown());
+  lifecycle.handleSignals();
+  logger.info({ httpPort: config.HTTP_PORT }, 'project service started');
+}
+
+main().catch((error) => exitOnStartupFailure(runtime.logger, error));

@@ -95,4 +95,22 @@ describe('createServiceApp', () => {
     expect(metrics.text).toContain('route="/api/v1/teams/:team/things/:thing"');
     expect(metrics.text).not.toContain('things/7');
   });
+
+  it('takes HTML form bodies only when formBodies is set', async () => {
+    const formApp = (formBodies: boolean) =>
+      createServiceApp({
+        logger: pino({ level: 'silent' }),
+        metrics: createMetrics('test'),
+        isReady: () => true,
+        formBodies,
+        routes: (router) => void router.post('/login', (req, res) => void res.json(req.body)),
+      });
+    const form = (instance: ReturnType<typeof formApp>) =>
+      request(instance).post('/login').type('form').send('email=a%40example.com&password=x');
+    expect((await form(formApp(false))).status).toBe(415);
+    const accepted = await form(formApp(true));
+    expect(accepted.status).toBe(200);
+    expect(accepted.body).toEqual({ email: 'a@example.com', password: 'x' });
+    expect((await request(formApp(true)).post('/login').set('Content-Type', 'text/plain').send('x')).status).toBe(415);
+  });
 });

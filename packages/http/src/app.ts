@@ -14,6 +14,11 @@ export interface ServiceAppOptions {
   routes: (router: Router) => void;
   /** Largest accepted JSON body. */
   bodyLimit?: string;
+  /**
+   * Also accept `application/x-www-form-urlencoded` bodies (HTML forms), parsed into `req.body`.
+   * Off by default: the API takes JSON only.
+   */
+  formBodies?: boolean;
 }
 
 /** Methods whose body, when present, must be JSON. */
@@ -22,13 +27,18 @@ const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 const hasBody = (req: express.Request) =>
   req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
 
-/** 415 for a body that is not JSON, before anything reads it. */
-const requireJsonBody: RequestHandler = (req, _res, next) => {
-  if (BODY_METHODS.has(req.method) && hasBody(req) && !req.is(['application/json', 'application/*+json'])) {
-    return next(new HttpError(415, 'The request body must be JSON (Content-Type: application/json).'));
-  }
-  next();
-};
+const JSON_TYPES = ['application/json', 'application/*+json'];
+const FORM_TYPE = 'application/x-www-form-urlencoded';
+
+/** 415 for a body of a type the app does not take, before anything reads it. */
+function requireBodyType(types: string[]): RequestHandler {
+  return (req, _res, next) => {
+    if (BODY_METHODS.has(req.method) && hasBody(req) && !req.is(types)) {
+      return next(new HttpError(415, 'The request body must be JSON (Content-Type: application/json).'));
+    }
+    next();
+  };
+}
 
 /** Counts and times every request by route template, never by raw path. */
 function recordMetrics(metrics: ServiceMetrics): RequestHandler {
@@ -82,8 +92,10 @@ export function createServiceApp(options: ServiceAppOptions): Express {
     res.type(options.metrics.registry.contentType).send(await options.metrics.registry.metrics());
   });
 
-  app.use(requireJsonBody);
-  app.use(express.json({ limit: options.bodyLimit ?? '1mb', strict: false, type: ['application/json', 'application/*+json'] }));
+  const limit = options.bodyLimit ?? '1mb';
+  app.use(requireBodyType(options.formBodies ? [...JSON_TYPES, FORM_TYPE] : JSON_TYPES));
+  app.use(express.json({ limit, strict: false, type: JSON_TYPES }));
+  if (options.formBodies) app.use(express.urlencoded({ limit, extended: false, type: FORM_TYPE }));
   if (options.identityKey) app.use('/api', requireIdentity(options.identityKey));
 
   const router = express.Router();

@@ -1,0 +1,120 @@
+{{/*
+Environment of the services. Non-secret settings go to one ConfigMap per service (envFrom), so a
+change shows in the pods' checksum/config annotation and rolls them; secrets are referenced by
+secretKeyRef and never copied into the ConfigMap.
+*/}}
+
+{{/* Seconds of SHUTDOWN_TIMEOUT_MS: the grace period less the preStop sleep and 2 s of slack for the SIGKILL race. */}}
+{{- define "worklane.shutdownTimeoutMs" -}}
+{{- $values := index .root.Values .component -}}
+{{- $budget := sub (int $values.terminationGracePeriodSeconds) (int .root.Values.preStopSleepSeconds) | int -}}
+{{- if lt $budget 5 -}}
+{{- fail (printf "%s.terminationGracePeriodSeconds (%d) must exceed preStopSleepSeconds (%d) by at least 5 seconds" .component (int $values.terminationGracePeriodSeconds) (int .root.Values.preStopSleepSeconds)) -}}
+{{- end -}}
+{{- mul (sub $budget 2) 1000 -}}
+{{- end -}}
+
+{{/* The ConfigMap data of one service, as YAML. Takes (dict "root" $ "component" "gateway"). */}}
+{{- define "worklane.configData" -}}
+{{- $root := .root -}}
+{{- $svc := include "worklane.service" . | fromYaml -}}
+{{- $values := index $root.Values .component -}}
+{{- $catalog := include "worklane.catalog" . | fromYaml -}}
+{{- $data := dict
+  "HOST" "0.0.0.0"
+  "HTTP_PORT" (toString $svc.http)
+  "LOG_LEVEL" $root.Values.logLevel
+  "SHUTDOWN_TIMEOUT_MS" (include "worklane.shutdownTimeoutMs" .)
+-}}
+{{- if $svc.grpc -}}
+{{- $_ := set $data "GRPC_PORT" (toString $svc.grpc) -}}
+{{- end -}}
+{{- with $root.Values.otel.exporterOtlpEndpoint -}}
+{{- $_ := set $data "OTEL_EXPORTER_OTLP_ENDPOINT" . -}}
+{{- end -}}
+{{- if $svc.database -}}
+{{- $_ := set $data "DATABASE_SCHEMA" ($values.database.schema | default .component) -}}
+{{- $_ := set $data "DATABASE_POOL_MAX" (toString $values.database.poolMax) -}}
+{{- $_ := set $data "MIGRATE_ON_START" (ternary "false" "true" $root.Values.migrations.enabled) -}}
+{{- end -}}
+{{- if and $svc.nats (not $root.Values.nats.existingSecret.name) -}}
+{{- $_ := set $data "NATS_URL" $root.Values.nats.url -}}
+{{- end -}}
+{{- if $svc.allowedCidrs -}}
+{{- $_ := set $data "WEBHOOK_ALLOWED_CIDRS" (join "," $root.Values.webhookAllowedCidrs) -}}
+{{- end -}}
+{{- range $target := $svc.callsHttp | default list -}}
+{{- $port := (index $catalog $target).http -}}
+{{- $_ := set $data (printf "%s_SERVICE_URL" (upper $target)) (printf "http://%s:%v" (include "worklane.componentName" (dict "root" $root "component" $target)) $port) -}}
+{{- end -}}
+{{- range $target := $svc.callsGrpc | default list -}}
+{{- $server := index $catalog $target -}}
+{{- $_ := set $data $server.grpcAddrEnv (printf "%s:%v" (include "worklane.componentName" (dict "root" $root "component" $target)) $server.grpc) -}}
+{{- end -}}
+{{- range $name, $value := merge (deepCopy ($values.env | default dict)) ($root.Values.env | default dict) -}}
+{{- $_ := set $data $name (toString $value) -}}
+{{- end -}}
+{{- toYaml $data -}}
+{{- end -}}
+
+{{/* Where one service's DATABASE_URL comes from, as YAML {name, key}. */}}
+{{- define "worklane.databaseSecretRef" -}}
+{{- $root := .root -}}
+{{- $values := index $root.Values .component -}}
+{{- if $values.database.existingSecret.name -}}
+name: {{ $values.database.existingSecret.name }}
+key: {{ $values.database.existingSecret.key }}
+{{- else if $root.Values.database.url -}}
+name: {{ include "worklane.componentName" (dict "root" $root "component" "database") }}
+key: DATABASE_URL
+{{- else if $root.Values.database.existingSecret.name -}}
+name: {{ $root.Values.database.existingSecret.name }}
+key: {{ $root.Values.database.existingSecret.key }}
+{{- else -}}
+{{- fail (printf "%s needs PostgreSQL: set database.url, database.existingSecret.name or %s.database.existingSecret.name" .component .component) -}}
+{{- end -}}
+{{- end -}}
+
+{{/* Name of the Secret with the identity-signing and webhook encryption keys. */}}
+{{- define "worklane.keysSecretName" -}}
+{{- .Values.secrets.existingSecret | default (include "worklane.componentName" (dict "root" . "component" "keys")) -}}
+{{- end -}}
+
+{{/* The env list of one service's container: secrets and the downward API. Takes (dict "root" $ "component" "gateway"). */}}
+{{- define "worklane.secretEnv" -}}
+{{- $root := .root -}}
+{{- $svc := include "worklane.service" . | fromYaml -}}
+{{- $values := index $root.Values .component -}}
+- name: OTEL_SERVICE_NAME
+  valueFrom:
+    fieldRef:
+      fieldPath: metadata.labels['app.kubernetes.io/component']
+- name: IDENTITY_SIGNING_KEY
+  valueFrom:
+    secretKeyRef:
+      name: {{ include "worklane.keysSecretName" $root }}
+      key: {{ $root.Values.secrets.identitySigningKeyKey }}
+{{- if $svc.webhookKeys }}
+- name: WEBHOOK_SECRET_KEY
+  valueFrom:
+    secretKeyRef:
+      name: {{ include "worklane.keysSecretName" $root }}
+      key: {{ $root.Values.secrets.webhookSecretKeyKey }}
+{{- end }}
+{{- if $svc.database }}
+- name: DATABASE_URL
+  valueFrom:
+    secretKeyRef:
+      {{- include "worklane.databaseSecretRef" . | nindent 6 }}
+{{- end }}
+{{- if and $svc.nats $root.Values.nats.existingSecret.name }}
+- name: NATS_URL
+  valueFrom:
+    secretKeyRef:
+      name: {{ $root.Values.nats.existingSecret.name }}
+      key: {{ $root.Values.nats.existingSecret.key }}
+{{- end }}
+{{- with $values.extraEnv }}
+{{ toYaml . }}
+{{- end }}
+{{- end -}}

@@ -1,0 +1,123 @@
+{{/*
+Alerts and the dashboard. Every expression is scoped to the release's namespace, which the
+ServiceMonitors' targets carry, so two installations never mix.
+*/}}
+
+{{- define "worklane.prometheusRule" -}}
+{{- $rule := .Values.metrics.prometheusRule -}}
+{{- if $rule.enabled -}}
+{{- $ctx := dict "root" . "component" "monitoring" -}}
+{{- $ns := printf "namespace=%q" .Release.Namespace -}}
+{{- $alertLabels := $rule.alertLabels | default dict -}}
+apiVersion: monitoring.coreos.com/v1
+kind: PrometheusRule
+metadata:
+  name: {{ include "worklane.componentName" $ctx }}
+  namespace: {{ .Release.Namespace }}
+  labels:
+    {{- include "worklane.labels" $ctx | nindent 4 }}
+    {{- with $rule.labels }}
+    {{- toYaml . | nindent 4 }}
+    {{- end }}
+spec:
+  groups:
+    - name: worklane.gateway
+      rules:
+        - alert: WorklaneGatewayHighErrorRatio
+          expr: |
+            sum(rate(worklane_http_requests_total{ {{- $ns }},service="gateway",status=~"5.."}[5m]))
+              /
+            sum(rate(worklane_http_requests_total{ {{- $ns }},service="gateway"}[5m]))
+              > {{ $rule.gateway5xxRatio }}
+          for: 5m
+          labels:
+            severity: critical
+            {{- with $alertLabels }}{{ toYaml . | nindent 12 }}{{ end }}
+          annotations:
+            summary: More than {{ mulf $rule.gateway5xxRatio 100 }}% of gateway responses are 5xx.
+            description: 'A 5xx is a bug: {{ "{{" }} $value | humanizePercentage {{ "}}" }} of requests in {{ .Release.Namespace }} failed over 5 minutes. Check the gateway and the service behind the failing routes.'
+        - alert: WorklaneGatewayHighLatency
+          expr: |
+            histogram_quantile(0.99,
+              sum by (le) (rate(worklane_http_request_duration_seconds_bucket{ {{- $ns }},service="gateway"}[5m]))
+            ) > {{ $rule.gatewayLatencyP99Seconds }}
+          for: 10m
+          labels:
+            severity: warning
+            {{- with $alertLabels }}{{ toYaml . | nindent 12 }}{{ end }}
+          annotations:
+            summary: Gateway p99 latency is above {{ $rule.gatewayLatencyP99Seconds }}s.
+            description: 'p99 is {{ "{{" }} $value | humanizeDuration {{ "}}" }} in {{ .Release.Namespace }}. Look at the token service (every request authenticates) and PostgreSQL.'
+    - name: worklane.delivery
+      rules:
+        - alert: WorklaneDeliveryFailureRatioHigh
+          expr: |
+            sum(rate(worklane_webhook_deliveries_total{ {{- $ns }},outcome="failed"}[30m]))
+              /
+            sum(rate(worklane_webhook_deliveries_total{ {{- $ns }},outcome=~"succeeded|failed|gone"}[30m]))
+              > {{ $rule.deliveryFailureRatio }}
+          for: 15m
+          labels:
+            severity: warning
+            {{- with $alertLabels }}{{ toYaml . | nindent 12 }}{{ end }}
+          annotations:
+            summary: More than {{ mulf $rule.deliveryFailureRatio 100 }}% of webhook deliveries exhaust their retries.
+            description: '{{ "{{" }} $value | humanizePercentage {{ "}}" }} of finished deliveries failed in {{ .Release.Namespace }}. One dead receiver is normal; many point at egress (NetworkPolicy, proxy, DNS) or signing.'
+        - alert: WorklaneDeliveryLagHigh
+          expr: |
+            histogram_quantile(0.90,
+              sum by (le) (rate(worklane_webhook_delivery_lag_seconds_bucket{ {{- $ns }}}[15m]))
+            ) > {{ $rule.deliveryLagP90Seconds }}
+          for: 15m
+          labels:
+            severity: warning
+            {{- with $alertLabels }}{{ toYaml . | nindent 12 }}{{ end }}
+          annotations:
+            summary: Webhooks reach receivers more than {{ $rule.deliveryLagP90Seconds }}s after the event (p90).
+            description: 'p90 event-to-delivery lag is {{ "{{" }} $value | humanizeDuration {{ "}}" }} in {{ .Release.Namespace }}. Check the outbox backlog, the delivery consumer and receiver timeouts.'
+        - alert: WorklaneOutboxBacklog
+          expr: |
+            max(worklane_outbox_backlog{ {{- $ns }}}) > {{ $rule.outboxBacklog }}
+          for: 10m
+          labels:
+            severity: warning
+            {{- with $alertLabels }}{{ toYaml . | nindent 12 }}{{ end }}
+          annotations:
+            summary: The issue outbox holds more than {{ $rule.outboxBacklog }} unpublished events.
+            description: '{{ "{{" }} $value {{ "}}" }} outbox rows wait in {{ .Release.Namespace }}: the relay cannot publish to NATS JetStream. Check NATS and the issue service logs.'
+        - alert: WorklaneDeliveryConsumerBacklog
+          expr: |
+            max(worklane_delivery_consumer_pending{ {{- $ns }}}) > {{ $rule.deliveryConsumerPending }}
+          for: 10m
+          labels:
+            severity: warning
+            {{- with $alertLabels }}{{ toYaml . | nindent 12 }}{{ end }}
+          annotations:
+            summary: The delivery consumer has more than {{ $rule.deliveryConsumerPending }} pending events.
+            description: '{{ "{{" }} $value {{ "}}" }} events wait for the delivery service in {{ .Release.Namespace }}: scale it out or look for slow receivers.'
+{{- end -}}
+{{- end -}}
+
+{{- define "worklane.dashboard" -}}
+{{- $dashboard := .Values.metrics.dashboard -}}
+{{- if $dashboard.enabled -}}
+{{- $ctx := dict "root" . "component" "monitoring" -}}
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: {{ printf "%s-dashboard" (include "worklane.componentName" $ctx) | trunc 63 | trimSuffix "-" }}
+  namespace: {{ .Release.Namespace }}
+  labels:
+    {{- include "worklane.labels" $ctx | nindent 4 }}
+    {{- with $dashboard.labels }}
+    {{- toYaml . | nindent 4 }}
+    {{- end }}
+  {{- with $dashboard.annotations }}
+  annotations:
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
+data:
+  worklane.json: |-
+    {{- .Files.Get "dashboards/worklane.json" | nindent 4 }}
+{{- end -}}
+{{- end -}}

@@ -1,0 +1,85 @@
+// Runs the real helm binary: HELM_BIN, else <repo>/.cache/bin/helm (tools/ci/install-tools.sh), else PATH.
+import { spawnSync } from 'node:child_process';
+import { accessSync, constants, readdirSync } from 'node:fs';
+import path from 'node:path';
+import { parseAllDocuments } from 'yaml';
+import { chartDir, ciValuesDir, repoRoot } from './paths.mjs';
+
+function executable(file) {
+  try {
+    accessSync(file, constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export function findHelm() {
+  const candidates = [process.env.HELM_BIN, path.join(repoRoot, '.cache/bin/helm')].filter(Boolean);
+  for (const dir of (process.env.PATH ?? '').split(path.delimiter).filter(Boolean)) {
+    candidates.push(path.join(dir, 'helm'));
+  }
+  const found = candidates.find(executable);
+  if (!found) {
+    throw new Error(
+      'helm not found: set HELM_BIN, run `bash tools/ci/install-tools.sh` (installs .cache/bin/helm), ' +
+        'or `GOBIN=$PWD/.cache/bin go install helm.sh/helm/v3/cmd/helm@v3.19.0` from the repository root',
+    );
+  }
+  return found;
+}
+
+/** Runs helm with args; returns { status, stdout, stderr } and never throws on a non-zero exit. */
+export function runHelm(args) {
+  const result = spawnSync(findHelm(), args, {
+    cwd: repoRoot,
+    encoding: 'utf8',
+    maxBuffer: 64 * 1024 * 1024,
+    env: { ...process.env, HELM_CACHE_HOME: path.join(repoRoot, '.cache/helm'), HELM_CONFIG_HOME: path.join(repoRoot, '.cache/helm-config') },
+  });
+  if (result.error) throw result.error;
+  return { status: result.status, stdout: result.stdout, stderr: result.stderr };
+}
+
+export const ciValueFiles = readdirSync(ciValuesDir)
+  .filter((file) => file.endsWith('.yaml'))
+  .sort();
+
+/** `helm template` flags for a ci/*.yaml file or extra --set pairs. */
+function templateArgs({ valuesFile, set = [], values = [], release = 'ci', namespace = 'worklane' }) {
+  const args = ['template', release, chartDir, '--namespace', namespace];
+  if (valuesFile) args.push('--values', path.join(ciValuesDir, valuesFile));
+  for (const file of values) args.push('--values', file);
+  for (const pair of set) args.push('--set', pair);
+  return args;
+}
+
+/** Renders the chart and returns the parsed objects; throws with helm's message when rendering fails. */
+export function render(options) {
+  const { status, stdout, stderr } = runHelm(templateArgs(options));
+  if (status !== 0) throw new Error(`helm template failed (${status}):\n${stderr}`);
+  return parseManifests(stdout);
+}
+
+/** Renders and expects failure; returns helm's stderr. */
+export function renderFailure(options) {
+  const { status, stderr } = runHelm(templateArgs(options));
+  if (status === 0) throw new Error(`helm template succeeded but was expected to fail (${JSON.stringify(options)})`);
+  return stderr;
+}
+
+export function parseManifests(text) {
+  return parseAllDocuments(text)
+    .map((doc) => {
+      if (doc.errors.length) throw new Error(`rendered YAML does not parse: ${doc.errors[0].message}`);
+      return doc.toJS();
+    })
+    .filter((object) => object && typeof object === 'object');
+}
+
+const cache = new Map();
+/** The rendered objects of one ci/*.yaml file, rendered once per test file. */
+export function renderCi(valuesFile) {
+  if (!cache.has(valuesFile)) cache.set(valuesFile, render({ valuesFile }));
+  return cache.get(valuesFile);
+}

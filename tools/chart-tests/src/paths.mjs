@@ -1,0 +1,6 @@
+import { fileURLToPath } from 'node:url';
+import path from 'node:path';
+
+export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
+export const chartDir = path.join(repoRoot, 'charts/worklane');
+export const ciValuesDir = path.join(chartDir, 'ci');

@@ -1,0 +1,24 @@
+import { ciValueFiles, renderCi } from '../src/helm.mjs';
+import { describe as name, schemaErrors, typeErrors } from '../src/kubernetes-schema.mjs';
+
+describe.each(ciValueFiles)('helm template with ci/%s', (valuesFile) => {
+  const objects = renderCi(valuesFile);
+
+  test('renders objects', () => {
+    expect(objects.length).toBeGreaterThan(40);
+  });
+
+  test('every object passes the Kubernetes API schema of its kind', async () => {
+    const errors = (await Promise.all(objects.map(schemaErrors))).flat();
+    expect(errors).toEqual([]);
+  });
+
+  test('no object has a field its Kubernetes type does not define', () => {
+    expect(typeErrors(objects, valuesFile)).toEqual([]);
+  });
+
+  test('object names are unique per kind', () => {
+    const names = objects.map(name);
+    expect(names.filter((n, i) => names.indexOf(n) !== i)).toEqual([]);
+  });
+});

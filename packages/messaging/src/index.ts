@@ -1,2 +1,23 @@
 export { connectNats, type NatsConnection } from './connection';
-export { injectTraceContext, extractTraceContext } from './trace-context';
+export {
+  injectTraceContext,
+  extractTraceContext,
+  captureTraceContext,
+  restoreTraceContext,
+  inSpan,
+  SpanKind,
+  type SpanOptions,
+} from './trace-context';
+export {
+  ISSUE_EVENTS_STREAM,
+  ISSUE_EVENTS_STREAM_CONFIG,
+  ISSUE_EVENT_SUBJECTS,
+  ISSUE_EVENT_NAMES,
+  DELIVERY_CONSUMER,
+  deliveryConsumerConfig,
+  ensureIssueEventsStream,
+  ensureDeliveryConsumer,
+  type IssueEventName,
+  type IssueEventEnvelope,
+  type DeliveryConsumerOptions,
+} from './issue-events';

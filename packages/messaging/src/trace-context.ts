@@ -1,5 +1,7 @@
-import { context, propagation, type Context } from '@opentelemetry/api';
+import { context, propagation, SpanKind, SpanStatusCode, trace, type Attributes, type Context, type Span } from '@opentelemetry/api';
 import { headers as natsHeaders, type MsgHdrs } from '@nats-io/transport-node';
+
+export { SpanKind };
 
 /** Message headers carrying the active trace context (W3C `traceparent`), for a publish. */
 export function injectTraceContext(headers: MsgHdrs = natsHeaders(), active: Context = context.active()): MsgHdrs {
@@ -15,5 +17,49 @@ export function extractTraceContext(headers: MsgHdrs | undefined): Context {
   return propagation.extract(context.active(), headers, {
     get: (carrier, key) => (carrier.has(key) ? carrier.get(key) : undefined),
     keys: (carrier) => carrier.keys(),
+  });
+}
+
+/**
+ * The active trace context as plain strings (`traceparent`, `tracestate`), for work that is
+ * stored in PostgreSQL and resumed later by another process: an outbox row, a delivery.
+ */
+export function captureTraceContext(active: Context = context.active()): Record<string, string> {
+  const carrier: Record<string, string> = {};
+  propagation.inject(active, carrier);
+  return carrier;
+}
+
+/** The trace context stored by `captureTraceContext`; the active one when nothing was stored. */
+export function restoreTraceContext(carrier: Record<string, string> | null | undefined): Context {
+  if (!carrier) return context.active();
+  return propagation.extract(context.active(), carrier);
+}
+
+const tracer = () => trace.getTracer('worklane');
+
+export interface SpanOptions {
+  kind?: SpanKind;
+  /** The context to continue; the active one by default. */
+  parent?: Context;
+  attributes?: Attributes;
+}
+
+/**
+ * Runs `work` inside a new span, which ends when it settles and records a thrown error. With
+ * tracing off, the span is a no-op and this costs nothing worth measuring.
+ */
+export function inSpan<T>(name: string, options: SpanOptions, work: (span: Span) => Promise<T>): Promise<T> {
+  const parent = options.parent ?? context.active();
+  return tracer().startActiveSpan(name, { kind: options.kind ?? SpanKind.INTERNAL, attributes: options.attributes }, parent, async (span) => {
+    try {
+      return await work(span);
+    } catch (error) {
+      span.recordException(error as Error);
+      span.setStatus({ code: SpanStatusCode.ERROR });
+      throw error;
+    } finally {
+      span.end();
+    }
   });
 }

@@ -1,0 +1,22 @@
+import { baseServiceSchema, databaseSchema, loadConfig, port, secretKey, z } from '@worklane/config';
+
+const seconds = (defaultValue: number) => z.coerce.number().int().min(60).max(31_536_000).default(defaultValue);
+
+export const configSchema = z
+  .object({
+    ...baseServiceSchema('token'),
+    ...databaseSchema('token'),
+    HTTP_PORT: port(9101).describe('Operations HTTP port: /healthz, /readyz and /metrics only'),
+    GRPC_PORT: port(7001).describe('Port of the TokenService and AccountService gRPC API'),
+    IDENTITY_SIGNING_KEY: secretKey().describe('Key that verifies the signature of internal gRPC callers'),
+    SESSION_IDLE_TIMEOUT_SECONDS: seconds(8 * 3600).describe('A console session ends after this long without a request'),
+    SESSION_ABSOLUTE_TIMEOUT_SECONDS: seconds(7 * 24 * 3600).describe('A console session ends this long after sign-in, however active'),
+  })
+  .refine((config) => config.SESSION_IDLE_TIMEOUT_SECONDS <= config.SESSION_ABSOLUTE_TIMEOUT_SECONDS, {
+    message: 'must not be longer than SESSION_ABSOLUTE_TIMEOUT_SECONDS',
+    path: ['SESSION_IDLE_TIMEOUT_SECONDS'],
+  });
+
+export type Config = z.infer<typeof configSchema>;
+
+export const loadTokenConfig = (env?: Record<string, string | undefined>) => loadConfig(configSchema, env);

@@ -1,0 +1,35 @@
+import { config, runtime } from './instrumentation';
+import { join } from 'node:path';
+import { createPool, migrate, pingDatabase } from '@worklane/db';
+import { closeHttpServer, listen } from '@worklane/http';
+import { exitOnStartupFailure } from '@worklane/observability';
+import { createApp } from './app';
+
+const MIGRATIONS = join(__dirname, '..', 'migrations');
+
+async function main(): Promise<void> {
+  const { logger, metrics, lifecycle, tracing } = runtime;
+  if (config.MIGRATE_ON_START) await migrate(config.DATABASE_URL, config.DATABASE_SCHEMA, MIGRATIONS);
+  const pool = createPool({ url: config.DATABASE_URL, schema: config.DATABASE_SCHEMA, max: config.DATABASE_POOL_MAX, applicationName: 'token' });
+
+  const app = createApp({
+    pool,
+    logger,
+    metrics,
+    signingKey: config.IDENTITY_SIGNING_KEY,
+    sessionLifetime: { idleSeconds: config.SESSION_IDLE_TIMEOUT_SECONDS, absoluteSeconds: config.SESSION_ABSOLUTE_TIMEOUT_SECONDS },
+    isReady: async () => lifecycle.ready && pingDatabase(pool),
+  });
+  const grpcPort = await app.grpc.listen(config.HOST, config.GRPC_PORT);
+  const server = await listen(app.ops, config.HTTP_PORT, config.HOST);
+
+  lifecycle
+    .onShutdown('grpc', () => app.grpc.shutdown())
+    .onShutdown('http', () => closeHttpServer(server))
+    .onShutdown('database', () => pool.end())
+    .onShutdown('tracing', () => tracing.shutdown());
+  lifecycle.handleSignals();
+  logger.info({ grpcPort, httpPort: config.HTTP_PORT }, 'token service started');
+}
+
+main().catch((error) => exitOnStartupFailure(runtime.logger, error));

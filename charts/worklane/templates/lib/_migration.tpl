@@ -26,7 +26,7 @@ helm.sh/hook-delete-policy: before-hook-creation,hook-succeeded
 apiVersion: batch/v1
 kind: Job
 metadata:
-  name: {{ printf "%s-%s" (include "worklane.componentName" $migrate) .component | trunc 63 | trimSuffix "-" }}
+  name: {{ include "worklane.componentName" (dict "root" $root "component" (printf "migrate-%s" .component)) }}
   namespace: {{ $root.Release.Namespace }}
   labels:
     {{- include "worklane.labels" $migrate | nindent 4 }}

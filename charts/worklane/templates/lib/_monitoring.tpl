@@ -105,7 +105,7 @@ spec:
 apiVersion: v1
 kind: ConfigMap
 metadata:
-  name: {{ printf "%s-dashboard" (include "worklane.componentName" $ctx) | trunc 63 | trimSuffix "-" }}
+  name: {{ include "worklane.componentName" (dict "root" . "component" "dashboard") }}
   namespace: {{ .Release.Namespace }}
   labels:
     {{- include "worklane.labels" $ctx | nindent 4 }}

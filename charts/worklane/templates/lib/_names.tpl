@@ -20,9 +20,14 @@ limit of a DNS label and of a label value.
 {{- end -}}
 {{- end -}}
 
-{{/* The name of one component's objects: <fullname>-<component>. Takes (dict "root" $ "component" "gateway"). */}}
+{{/*
+The name of one component's objects: <fullname>-<component>. The prefix, not the component, is
+cut to fit 63 characters, so names stay distinct even for the longest release names.
+Takes (dict "root" $ "component" "gateway").
+*/}}
 {{- define "worklane.componentName" -}}
-{{- printf "%s-%s" (include "worklane.fullname" .root) .component | trunc 63 | trimSuffix "-" -}}
+{{- $prefix := include "worklane.fullname" .root | trunc (int (sub 62 (len .component))) | trimSuffix "-" -}}
+{{- printf "%s-%s" $prefix .component -}}
 {{- end -}}
 
 {{- define "worklane.chart" -}}

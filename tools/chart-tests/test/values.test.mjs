@@ -1,0 +1,76 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { render, renderFailure } from '../src/helm.mjs';
+import { chartDir } from '../src/paths.mjs';
+import { loadSchema, schemaAt, schemaPaths, valueEntries, valuesTable } from '../src/values-doc.mjs';
+
+const minimal = { valuesFile: 'minimal-values.yaml' };
+
+describe('values.schema.json', () => {
+  test.each([
+    ['an unknown top-level key', ['replicas=3'], "additional properties 'replicas' not allowed"],
+    ['an unknown key of a service', ['gateway.replica=3'], '/gateway/replica'],
+    ['a misspelt nested key', ['ingress.tsl[0].secretName=x'], "additional properties 'tsl' not allowed"],
+    ['database settings on a service without a database', ['console.database.schema=console'], '/console/database'],
+    ['an unknown internet egress component', ['networkPolicy.internetEgress.components[0]=postgres'], '/networkPolicy/internetEgress/components/0'],
+  ])('rejects %s', (_, set, message) => {
+    expect(renderFailure({ ...minimal, set })).toContain(message);
+  });
+
+  test.each([
+    ['a string where an integer belongs', ['token.replicaCount=three'], 'got string, want integer'],
+    ['a string where a boolean belongs', ['ingress.enabled=sometimes'], 'got string, want boolean'],
+    ['a number where a list belongs', ['webhookAllowedCidrs=5'], 'want array'],
+    ['an unknown log level', ['logLevel=verbose'], '/logLevel'],
+    ['a database URL of another scheme', ['database.url=mysql://db/worklane'], '/database/url'],
+    ['a port out of range', ['networkPolicy.postgres.ports[0]=70000'], '/networkPolicy/postgres/ports/0'],
+    ['a container without a memory limit', ['delivery.resources.limits=null'], '/delivery/resources'],
+  ])('rejects %s', (_, set, message) => {
+    expect(renderFailure({ ...minimal, set })).toContain(message);
+  });
+
+  test('accepts the defaults plus a database URL', () => {
+    expect(render(minimal).length).toBeGreaterThan(0);
+  });
+
+  test('describes exactly the keys values.yaml has', () => {
+    const schema = loadSchema();
+    const entries = valueEntries();
+    expect(entries.filter((entry) => schemaAt(schema, entry.path) === undefined).map((e) => e.path)).toEqual([]);
+    const paths = new Set(entries.map((entry) => entry.path));
+    expect(schemaPaths(schema).filter((p) => !paths.has(p))).toEqual([]);
+  });
+});
+
+describe('chart-level checks', () => {
+  test('a service without a PostgreSQL URL fails with a message naming the settings', () => {
+    expect(renderFailure({ set: [] })).toMatch(/(\w+) needs PostgreSQL: set database.url, database.existingSecret.name or \1.database.existingSecret.name/);
+  });
+
+  test('a grace period too short for the preStop sleep fails', () => {
+    expect(renderFailure({ ...minimal, set: ['gateway.terminationGracePeriodSeconds=6'] })).toContain('gateway.terminationGracePeriodSeconds');
+  });
+
+  test('an autoscaler whose minimum exceeds its maximum fails', () => {
+    expect(renderFailure({ ...minimal, set: ['issue.autoscaling.enabled=true', 'issue.autoscaling.minReplicas=5', 'issue.autoscaling.maxReplicas=2'] })).toContain(
+      'issue.autoscaling.minReplicas',
+    );
+  });
+});
+
+describe('values.yaml documentation', () => {
+  test('every key is documented by a `# --` comment on itself or a parent', () => {
+    const entries = valueEntries();
+    const described = new Set(entries.filter((e) => e.description).map((e) => e.path));
+    const undocumented = entries
+      .filter((entry) => entry.leaf)
+      .filter((entry) => !entry.path.split('.').some((_, i, parts) => described.has(parts.slice(0, i + 1).join('.'))))
+      .map((entry) => entry.path);
+    expect(undocumented).toEqual([]);
+  });
+
+  test('the values table in the chart README is generated from values.yaml (run `npm run docs` to refresh)', () => {
+    const readme = readFileSync(path.join(chartDir, 'README.md'), 'utf8');
+    expect(readme).toContain(valuesTable());
+  });
+});

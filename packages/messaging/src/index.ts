@@ -1,4 +1,4 @@
-export { connectNats, type NatsConnection } from './connection';
+export { connectNats, natsAnswers, type NatsConnection } from './connection';
 export {
   injectTraceContext,
   extractTraceContext,
@@ -21,3 +21,4 @@ export {
   type IssueEventEnvelope,
   type DeliveryConsumerOptions,
 } from './issue-events';
+export { jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager, type JsMsg, type ConsumerMessages, type Consumer } from '@nats-io/jetstream';

@@ -1,0 +1,80 @@
+import { config, runtime } from './instrumentation';
+import { join } from 'node:path';
+import { createPool, migrate, pingDatabase } from '@worklane/db';
+import { closeHttpServer, listen } from '@worklane/http';
+import { connectNats, ensureIssueEventsStream, jetstream, jetstreamManager, natsAnswers } from '@worklane/messaging';
+import { exitOnStartupFailure, promClient } from '@worklane/observability';
+import { createApp } from './app';
+import { grpcProjectDirectory, grpcTeamMembers } from './clients/directories';
+import { IssueStore } from './data/issues';
+import { OutboxRelay } from './events/relay';
+
+const MIGRATIONS = join(__dirname, '..', 'migrations');
+
+async function main(): Promise<void> {
+  const { logger, metrics, lifecycle, tracing } = runtime;
+  if (config.MIGRATE_ON_START) await migrate(config.DATABASE_URL, config.DATABASE_SCHEMA, MIGRATIONS);
+  const pool = createPool({ url: config.DATABASE_URL, schema: config.DATABASE_SCHEMA, max: config.DATABASE_POOL_MAX, applicationName: 'issue' });
+  const nats = await connectNats(config.NATS_URL, 'issue', logger);
+  const jsm = await jetstreamManager(nats);
+  await ensureIssueEventsStream(jsm);
+
+  const published = new promClient.Counter({
+    name: 'worklane_outbox_published_total',
+    help: 'Outbox events published to JetStream',
+    registers: [metrics.registry],
+  });
+  new promClient.Gauge({
+    name: 'worklane_outbox_backlog',
+    help: 'Outbox events written but not yet published to JetStream',
+    registers: [metrics.registry],
+    async collect() {
+      const { rows } = await pool.query<{ count: number }>('SELECT count(*)::int AS count FROM outbox WHERE published_at IS NULL');
+      this.set(rows[0]?.count ?? 0);
+    },
+  });
+
+  const relay = new OutboxRelay({
+    pool,
+    js: jetstream(nats),
+    logger,
+    batchSize: config.OUTBOX_BATCH_SIZE,
+    pollIntervalMs: config.OUTBOX_POLL_INTERVAL_MS,
+    retentionMs: config.OUTBOX_RETENTION_HOURS * 3_600_000,
+    // A NATS server that lost its storage comes back without the stream.
+    ensureStream: () => ensureIssueEventsStream(jsm),
+    onPublished: (count) => published.inc(count),
+  });
+  relay.start();
+
+  const grpcOptions = { caller: 'issue', signingKey: config.IDENTITY_SIGNING_KEY };
+  const projects = grpcProjectDirectory(config.PROJECT_GRPC_ADDR, grpcOptions);
+  const members = grpcTeamMembers(config.TOKEN_SERVICE_ADDR, grpcOptions);
+
+  const app = createApp({
+    logger,
+    metrics,
+    identityKey: config.IDENTITY_SIGNING_KEY,
+    issues: new IssueStore(pool),
+    projects,
+    members,
+    isReady: async () => lifecycle.ready && (await pingDatabase(pool)) && (await natsAnswers(nats)),
+  });
+  const server = await listen(app, config.HTTP_PORT, config.HOST);
+
+  lifecycle
+    .onShutdown('http', () => closeHttpServer(server))
+    // Whatever the relay has not published stays in the outbox for the next start or replica.
+    .onShutdown('outbox relay', () => relay.stop())
+    .onShutdown('nats', () => nats.drain())
+    .onShutdown('grpc clients', () => {
+      projects.close();
+      members.close();
+    })
+    .onShutdown('database', () => pool.end())
+    .onShutdown('tracing', () => tracing.shutdown());
+  lifecycle.handleSignals();
+  logger.info({ httpPort: config.HTTP_PORT }, 'issue service started');
+}
+
+main().catch((error) => exitOnStartupFailure(runtime.logger, error));

@@ -1,0 +1,67 @@
+import type { Request, Router } from 'express';
+import { idParam, notFound, parseBody, requireTeam, resource, validationFailed } from '@worklane/http';
+import type { ProjectDirectory, TeamMembers } from '../clients/directories';
+import type { IssueStore, ProjectScope } from '../data/issues';
+import { createIssueSchema, referencePrefix, updateIssueSchema } from '../domain/issue';
+
+export interface IssueRouteDeps {
+  issues: IssueStore;
+  projects: ProjectDirectory;
+  members: TeamMembers;
+}
+
+export const ISSUES_PATH = '/api/v1/teams/:team/organizations/:organization/projects/:project/issues';
+
+export function issueRoutes(router: Router, deps: IssueRouteDeps): void {
+  /** The caller's team must own the organization, which must own the project; otherwise 404. */
+  async function projectOf(req: Request) {
+    const identity = requireTeam(req);
+    const organizationId = idParam(req, 'organization');
+    const projectId = idParam(req, 'project');
+    const project = await deps.projects.getProject(identity.teamId, organizationId, projectId);
+    if (!project) throw notFound();
+    const scope: ProjectScope = { teamId: identity.teamId, organizationId, projectId };
+    return { identity, project, scope };
+  }
+
+  /** An assignee must belong to the issue's team. */
+  async function checkAssignee(teamId: number, assignedTo: number | null | undefined) {
+    if (typeof assignedTo !== 'number') return;
+    if (!(await deps.members.isMember(teamId, assignedTo))) {
+      throw validationFailed({ assigned_to: ['The selected assigned to is not a member of the team.'] });
+    }
+  }
+
+  resource(router, ISSUES_PATH, {
+    get: async (req, res) => {
+      const { scope } = await projectOf(req);
+      res.json({ data: await deps.issues.list(scope) });
+    },
+    post: async (req, res) => {
+      const { identity, project, scope } = await projectOf(req);
+      const input = parseBody(createIssueSchema, req.body);
+      await checkAssignee(identity.teamId, input.assigned_to);
+      const issue = await deps.issues.create(scope, referencePrefix(project.name), identity.userId, input);
+      res.status(201).json(issue);
+    },
+  });
+
+  resource(router, `${ISSUES_PATH}/:issue`, {
+    get: async (req, res) => {
+      const issueId = idParam(req, 'issue');
+      const { scope } = await projectOf(req);
+      const issue = await deps.issues.find(scope, issueId);
+      if (!issue) throw notFound();
+      res.json(issue);
+    },
+    patch: async (req, res) => {
+      const issueId = idParam(req, 'issue');
+      const { identity, scope } = await projectOf(req);
+      const update = parseBody(updateIssueSchema, req.body);
+      await checkAssignee(identity.teamId, update.assigned_to);
+      const issue = await deps.issues.update(scope, issueId, update);
+      if (!issue) throw notFound();
+      res.json(issue);
+    },
+  });
+}

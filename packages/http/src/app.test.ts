@@ -114,3 +114,26 @@ describe('createServiceApp', () => {
     expect((await request(formApp(true)).post('/login').set('Content-Type', 'text/plain').send('x')).status).toBe(415);
   });
 });
+
+describe('createServiceApp for a proxy', () => {
+  it('leaves bodies unread with parseBodies: false and labels metrics with res.locals.route', async () => {
+    const instance = createServiceApp({
+      logger: pino({ level: 'silent' }),
+      metrics: createMetrics('test'),
+      isReady: () => true,
+      parseBodies: false,
+      routes: (router) => {
+        router.use((req, res) => {
+          res.locals.route = '/things/:thing';
+          let bytes = 0;
+          req.on('data', (chunk: Buffer) => (bytes += chunk.length));
+          req.on('end', () => void res.json({ bytes, parsed: req.body !== undefined }));
+        });
+      },
+    });
+    const response = await request(instance).post('/things/9').set('Content-Type', 'text/plain').send('not json at all');
+    expect(response.body).toEqual({ bytes: 15, parsed: false });
+    const metrics = await request(instance).get('/metrics');
+    expect(metrics.text).toContain('route="/things/:thing"');
+  });
+});

@@ -19,6 +19,11 @@ export interface ServiceAppOptions {
    * Off by default: the API takes JSON only.
    */
   formBodies?: boolean;
+  /**
+   * Parse request bodies at all (default true). The gateway turns it off: it checks bodies
+   * itself and forwards them byte for byte.
+   */
+  parseBodies?: boolean;
 }
 
 /** Methods whose body, when present, must be JSON. */
@@ -45,7 +50,8 @@ function recordMetrics(metrics: ServiceMetrics): RequestHandler {
   return (req, res, next) => {
     const stop = metrics.httpDuration.startTimer();
     res.on('finish', () => {
-      const route = req.route ? `${req.baseUrl}${String(req.route.path)}` : 'unmatched';
+      // A handler that routes by itself (the gateway's route table) names the template in res.locals.route.
+      const route = typeof res.locals.route === 'string' ? res.locals.route : req.route ? `${req.baseUrl}${String(req.route.path)}` : 'unmatched';
       const labels = { method: req.method, route, status: String(res.statusCode) };
       metrics.httpRequests.inc(labels);
       stop(labels);
@@ -92,10 +98,12 @@ export function createServiceApp(options: ServiceAppOptions): Express {
     res.type(options.metrics.registry.contentType).send(await options.metrics.registry.metrics());
   });
 
-  const limit = options.bodyLimit ?? '1mb';
-  app.use(requireBodyType(options.formBodies ? [...JSON_TYPES, FORM_TYPE] : JSON_TYPES));
-  app.use(express.json({ limit, strict: false, type: JSON_TYPES }));
-  if (options.formBodies) app.use(express.urlencoded({ limit, extended: false, type: FORM_TYPE }));
+  if (options.parseBodies ?? true) {
+    const limit = options.bodyLimit ?? '1mb';
+    app.use(requireBodyType(options.formBodies ? [...JSON_TYPES, FORM_TYPE] : JSON_TYPES));
+    app.use(express.json({ limit, strict: false, type: JSON_TYPES }));
+    if (options.formBodies) app.use(express.urlencoded({ limit, extended: false, type: FORM_TYPE }));
+  }
   if (options.identityKey) app.use('/api', requireIdentity(options.identityKey));
 
   const router = express.Router();

@@ -1,0 +1,97 @@
+import { signIdentity, type Identity } from '@worklane/http';
+import { ServiceUnavailableError, type ServiceName } from '../errors';
+
+export type HttpServiceName = Exclude<ServiceName, 'token'>;
+
+/** The answer of a service: any 2xx, or a 4xx the page explains (404, 422...). */
+export interface ServiceResponse<Body = unknown> {
+  status: number;
+  body: Body;
+}
+
+/** The API's error body (DESIGN.md section 2). */
+export interface ApiErrorBody {
+  message?: string;
+  errors?: Record<string, string[]>;
+}
+
+const TEAM = String.raw`^/api/v1/teams/[^/]+`;
+
+/**
+ * Which service answers an API path: the same table the gateway routes by, so the console and
+ * the API reach the same handlers with the same rules.
+ */
+const ROUTES: [RegExp, HttpServiceName][] = [
+  [new RegExp(`${TEAM}/organizations/[^/]+/projects/[^/]+/issues(/|$)`), 'issue'],
+  [new RegExp(`${TEAM}/organizations(/|$)`), 'project'],
+  [new RegExp(`${TEAM}/webhooks/[^/]+/(deliveries|ping)(/|$)`), 'delivery'],
+  [new RegExp(`${TEAM}/deliveries(/|$)`), 'delivery'],
+  [new RegExp(`${TEAM}/webhooks(/|$)`), 'webhook'],
+];
+
+export function serviceForPath(path: string): HttpServiceName {
+  const pathname = path.split('?')[0]!;
+  const match = ROUTES.find(([pattern]) => pattern.test(pathname));
+  if (!match) throw new Error(`no service serves ${pathname}`);
+  return match[1];
+}
+
+export interface ServiceApiOptions {
+  urls: Record<HttpServiceName, string>;
+  identityKey: string;
+  timeoutMs?: number;
+}
+
+/**
+ * Calls the services' HTTP APIs the way the gateway does: the same paths and JSON bodies, with
+ * the person's identity (tokenId 0: a console session, not an API token) in signed headers.
+ */
+export class ServiceApi {
+  private readonly timeoutMs: number;
+
+  constructor(private readonly options: ServiceApiOptions) {
+    this.timeoutMs = options.timeoutMs ?? 10_000;
+  }
+
+  async request<Body = unknown>(identity: Identity, method: string, path: string, body?: unknown): Promise<ServiceResponse<Body>> {
+    const service = serviceForPath(path);
+    const headers: Record<string, string> = {
+      accept: 'application/json',
+      ...signIdentity(this.options.identityKey, method, path, identity),
+    };
+    if (body !== undefined) headers['content-type'] = 'application/json';
+    let response: Response;
+    try {
+      response = await fetch(new URL(path, this.options.urls[service]), {
+        method,
+        headers,
+        body: body === undefined ? undefined : JSON.stringify(body),
+        redirect: 'manual',
+        signal: AbortSignal.timeout(this.timeoutMs),
+      });
+    } catch (error) {
+      throw new ServiceUnavailableError(service, error);
+    }
+    const text = await response.text().catch((error: unknown) => {
+      throw new ServiceUnavailableError(service, error);
+    });
+    // A 5xx is the service's failure, and an unsigned-identity 401 a misconfiguration of ours:
+    // neither is something the person can act on.
+    if (response.status >= 500 || response.status === 401) {
+      throw new ServiceUnavailableError(service, new Error(`${method} ${path} answered ${response.status}`));
+    }
+    let parsed: unknown = undefined;
+    if (text.length > 0) {
+      try {
+        parsed = JSON.parse(text);
+      } catch (error) {
+        throw new ServiceUnavailableError(service, error);
+      }
+    }
+    return { status: response.status, body: parsed as Body };
+  }
+
+  get<Body>(identity: Identity, path: string) {
+    return this.request<Body>(identity, 'GET', path);
+  }
+}

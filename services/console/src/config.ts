@@ -1,0 +1,27 @@
+import { baseServiceSchema, flag, grpcAddress, loadConfig, port, secretKey, z } from '@worklane/config';
+
+const serviceUrl = (service: string) => z.url().describe(`Base URL of the ${service} service's HTTP API`);
+
+export const configSchema = z.object({
+  ...baseServiceSchema('console'),
+  HTTP_PORT: port(8085).describe('HTTP port of the web console, /healthz, /readyz and /metrics'),
+  IDENTITY_SIGNING_KEY: secretKey().describe('Key that signs the identity headers sent to the services and the gRPC calls to the token service'),
+  TOKEN_SERVICE_ADDR: grpcAddress().describe('host:port of the token gRPC service (accounts, sessions, API tokens)'),
+  PROJECT_SERVICE_URL: serviceUrl('project'),
+  WEBHOOK_SERVICE_URL: serviceUrl('webhook'),
+  ISSUE_SERVICE_URL: serviceUrl('issue'),
+  DELIVERY_SERVICE_URL: serviceUrl('delivery'),
+  CONSOLE_SIGNUP_ENABLED: flag(false).describe('Let visitors create an account and a team from the sign-in page'),
+  CONSOLE_SECURE_COOKIES: flag(false).describe('Mark the session cookie Secure even when the request did not arrive over HTTPS'),
+  CONSOLE_TRUST_PROXY: z
+    .string()
+    .default('loopback, linklocal, uniquelocal')
+    .describe("Proxies (express 'trust proxy' addresses) whose X-Forwarded-For/-Proto name the client; the gateway must be one"),
+  CONSOLE_LOGIN_WINDOW_SECONDS: z.coerce.number().int().positive().default(900).describe('Window over which failed sign-in attempts are counted'),
+  CONSOLE_LOGIN_MAX_PER_EMAIL: z.coerce.number().int().positive().default(5).describe('Failed sign-ins allowed per email address within the window'),
+  CONSOLE_LOGIN_MAX_PER_IP: z.coerce.number().int().positive().default(20).describe('Failed sign-ins allowed per client address within the window'),
+});
+
+export type Config = z.infer<typeof configSchema>;
+
+export const loadConsoleConfig = (env?: Record<string, string | undefined>) => loadConfig(configSchema, env);

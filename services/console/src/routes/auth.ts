@@ -1,0 +1,158 @@
+import type { CookieOptions, Request, Response, Router } from 'express';
+import { grpc } from '@worklane/grpc';
+import { AccountRequestError, type Session } from '../clients/accounts';
+import { CSRF_FIELD, PRE_SESSION_COOKIE, csrfMatches, newPreSessionToken, validPreSessionToken } from '../csrf';
+import { formString, pageContext, safeNext, sendPage } from '../context';
+import { describeWait } from '../rate-limit';
+import { parseCookies } from '../security';
+import { loginPage, signupPage, type FormErrors } from '../views/auth';
+import { noticeFrom } from '../notices';
+import type { ConsoleDeps } from '../app';
+
+export const SESSION_COOKIE = 'worklane_session';
+
+const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+
+export function cookieOptions(req: Request, deps: Pick<ConsoleDeps, 'secureCookies'>): CookieOptions {
+  return { httpOnly: true, sameSite: 'lax', secure: deps.secureCookies || req.secure, path: '/' };
+}
+
+function setSessionCookie(req: Request, res: Response, deps: ConsoleDeps, session: Session): void {
+  const expires = new Date(session.expires_at);
+  res.cookie(SESSION_COOKIE, session.id, { ...cookieOptions(req, deps), ...(Number.isNaN(expires.getTime()) ? {} : { expires }) });
+  res.clearCookie(PRE_SESSION_COOKIE, cookieOptions(req, deps));
+}
+
+/** The pre-session CSRF token of this browser, set as a cookie when it has none yet. */
+function preSessionToken(req: Request, res: Response, deps: ConsoleDeps): string {
+  const existing = validPreSessionToken(parseCookies(req.headers.cookie)[PRE_SESSION_COOKIE]);
+  if (existing) return existing;
+  const token = newPreSessionToken();
+  res.cookie(PRE_SESSION_COOKIE, token, { ...cookieOptions(req, deps), maxAge: 2 * 60 * 60 * 1000 });
+  return token;
+}
+
+function preSessionCsrfValid(req: Request): boolean {
+  const cookie = validPreSessionToken(parseCookies(req.headers.cookie)[PRE_SESSION_COOKIE]);
+  return csrfMatches(cookie, (req.body as Record<string, unknown> | undefined)?.[CSRF_FIELD]);
+}
+
+const clientAddress = (req: Request) => req.ip ?? req.socket.remoteAddress ?? 'unknown';
+
+/** Where a signed-in person lands: the page they asked for, else their first team. */
+function landing(memberships: { team_id: number }[], next: string | undefined): string {
+  if (next) return next;
+  const first = memberships[0];
+  return first ? `/teams/${first.team_id}` : '/teams';
+}
+
+export function mountAuth(router: Router, deps: ConsoleDeps): void {
+  const { accounts, assets, throttle } = deps;
+
+  router.get('/login', (req, res) => {
+    if (req.viewer) return res.redirect(303, landing(req.viewer.memberships, safeNext(req.query.next)));
+    const notice = noticeFrom(req.query.notice);
+    sendPage(res, 200, loginPage(pageContext(req, assets), { csrfToken: preSessionToken(req, res, deps), next: safeNext(req.query.next), signupEnabled: deps.signupEnabled, notice }));
+  });
+
+  router.post('/login', async (req, res) => {
+    const email = formString(req.body, 'email').trim();
+    const password = formString(req.body, 'password');
+    const next = safeNext(formString(req.body, 'next'));
+    const render = (status: number, options: { errors?: FormErrors; notice?: { kind: 'error'; text: string } }) =>
+      sendPage(
+        res,
+        status,
+        loginPage(pageContext(req, assets), { csrfToken: preSessionToken(req, res, deps), next, signupEnabled: deps.signupEnabled, values: { email }, ...options }),
+      );
+
+    if (!preSessionCsrfValid(req)) {
+      return render(403, { notice: { kind: 'error', text: 'Your sign-in form had expired. Please sign in again.' } });
+    }
+    const errors: FormErrors = {};
+    if (!email) errors.email = ['Enter your email address.'];
+    if (!password) errors.password = ['Enter your password.'];
+    if (Object.keys(errors).length > 0) return render(422, { errors });
+
+    const ip = clientAddress(req);
+    const wait = throttle.retryAfterSeconds(email, ip);
+    if (wait > 0) {
+      deps.loginAttempts.inc({ outcome: 'throttled' });
+      res.set('Retry-After', String(wait));
+      return render(429, { notice: { kind: 'error', text: `Too many sign-in attempts. Wait ${describeWait(wait)} and try again.` } });
+    }
+    const user = await accounts.verifyPassword(email, password);
+    if (!user) {
+      throttle.failed(email, ip);
+      deps.loginAttempts.inc({ outcome: 'failure' });
+      return render(401, { notice: { kind: 'error', text: 'The email address or password is not right. Check them and try again.' } });
+    }
+    throttle.succeeded(email);
+    deps.loginAttempts.inc({ outcome: 'success' });
+    const session = await accounts.createSession(user.id);
+    setSessionCookie(req, res, deps, session);
+    const memberships = await accounts.listMemberships(user.id);
+    res.redirect(303, landing(memberships, next));
+  });
+
+  router.post('/logout', async (req, res) => {
+    // The CSRF check has run: only a form of ours reaches this with a session.
+    if (req.viewer) await accounts.deleteSession(req.viewer.sessionId);
+    res.clearCookie(SESSION_COOKIE, cookieOptions(req, deps));
+    res.redirect(303, '/login?notice=signed-out');
+  });
+
+  if (!deps.signupEnabled) return;
+
+  router.get('/signup', (req, res) => {
+    if (req.viewer) return res.redirect(303, landing(req.viewer.memberships, undefined));
+    sendPage(res, 200, signupPage(pageContext(req, assets), { csrfToken: preSessionToken(req, res, deps) }));
+  });
+
+  router.post('/signup', async (req, res) => {
+    const values = {
+      name: formString(req.body, 'name').trim(),
+      email: formString(req.body, 'email').trim(),
+      team: formString(req.body, 'team').trim(),
+    };
+    const password = formString(req.body, 'password');
+    const render = (status: number, options: { errors?: FormErrors; notice?: { kind: 'error'; text: string } }) =>
+      sendPage(res, status, signupPage(pageContext(req, assets), { csrfToken: preSessionToken(req, res, deps), values, ...options }));
+
+    if (!preSessionCsrfValid(req)) return render(403, { notice: { kind: 'error', text: 'The form had expired. Please try again.' } });
+    const errors: FormErrors = {};
+    if (!values.name) errors.name = ['Enter your name.'];
+    else if (values.name.length > 255) errors.name = ['Use at most 255 characters.'];
+    if (!EMAIL.test(values.email) || values.email.length > 254) errors.email = ['Enter an email address like name@example.com.'];
+    if (password.length < 12) errors.password = ['Use at least 12 characters.'];
+    else if (password.length > 1024) errors.password = ['Use at most 1,024 characters.'];
+    if (!values.team) errors.team = ['Enter a name for your team.'];
+    else if (values.team.length > 255) errors.team = ['Use at most 255 characters.'];
+    if (Object.keys(errors).length > 0) return render(422, { errors });
+
+    const ip = clientAddress(req);
+    const wait = deps.signups.retryAfterMs(ip);
+    if (wait > 0) {
+      const seconds = Math.ceil(wait / 1000);
+      res.set('Retry-After', String(seconds));
+      return render(429, { notice: { kind: 'error', text: `Too many accounts were created from your network. Wait ${describeWait(seconds)} and try again.` } });
+    }
+    deps.signups.recordFailure(ip);
+    let userId: number;
+    try {
+      userId = (await accounts.createUser(values.email, password, values.name)).id;
+    } catch (error) {
+      if (error instanceof AccountRequestError && error.code === grpc.status.ALREADY_EXISTS) {
+        return render(422, { errors: { email: ['An account with this email address already exists. Sign in instead.'] } });
+      }
+      if (error instanceof AccountRequestError && error.code === grpc.status.INVALID_ARGUMENT) {
+        return render(422, { notice: { kind: 'error', text: `The account could not be created: ${error.message}` } });
+      }
+      throw error;
+    }
+    await accounts.createTeam(values.team, userId);
+    const session = await accounts.createSession(userId);
+    setSessionCookie(req, res, deps, session);
+    res.redirect(303, landing(await accounts.listMemberships(userId), undefined));
+  });
+}

@@ -1,0 +1,221 @@
+import { html, type SafeHtml } from '../html';
+import { WEBHOOK_EVENTS, type Delivery, type DeliveryAttempt, type Webhook } from '../resources';
+import { duration, label, plural, timestamp } from './format';
+import { csrfInput, describedBy, field, page, teamPath, type PageContext, type PageOptions } from './layout';
+
+export interface WebhookFormValues {
+  url: string;
+  events: string[];
+  secret: string;
+  active: boolean;
+}
+
+const webhookPath = (context: PageContext, webhook: Webhook, rest = '') => teamPath(context.team!, `/settings/webhooks/${webhook.id}${rest}`);
+
+const activeBadge = (webhook: Webhook) =>
+  webhook.active ? html`<span class="badge ok">Active</span>` : html`<span class="badge muted">Inactive</span>`;
+
+/** Turns deliveries on or off, stating the new value so a double submit cannot flip it back. */
+function toggleForm(context: PageContext, webhook: Webhook, returnTo: 'list' | 'detail') {
+  return html`<form method="post" action="${webhookPath(context, webhook, '/active')}">
+    ${csrfInput(context.csrfToken)}
+    <input type="hidden" name="active" value="${webhook.active ? 'false' : 'true'}">
+    <input type="hidden" name="return_to" value="${returnTo}">
+    <button type="submit" class="button">${webhook.active ? 'Deactivate' : 'Activate'}<span class="visually-hidden"> webhook ${webhook.url}</span></button>
+  </form>`;
+}
+
+function deleteForm(context: PageContext, webhook: Webhook) {
+  return html`<form method="post" action="${webhookPath(context, webhook, '/delete')}"
+    data-confirm="Delete the webhook for ${webhook.url}? Deliveries to it stop at once and its log is no longer shown.">
+    ${csrfInput(context.csrfToken)}
+    <button type="submit" class="button danger">Delete<span class="visually-hidden"> webhook ${webhook.url}</span></button>
+  </form>`;
+}
+
+export function webhooksPage(context: PageContext, view: { webhooks: Webhook[]; notice?: PageOptions['notice'] }) {
+  const team = context.team!;
+  return page(context, {
+    title: `Webhooks · ${team.team_name}`,
+    notice: view.notice,
+    body: html`<div class="heading-row">
+        <h1>Webhooks</h1>
+        <a class="button primary" href="${teamPath(team, '/settings/webhooks/new')}">Add webhook</a>
+      </div>
+      <p class="lead">Webhooks send a signed HTTPS POST to your endpoint whenever an issue in this team is created or updated.</p>
+      ${view.webhooks.length === 0
+        ? html`<p class="empty">No webhooks yet. <a href="${teamPath(team, '/settings/webhooks/new')}">Add the first one</a>.</p>`
+        : html`<table>
+            <thead><tr><th scope="col">Endpoint</th><th scope="col">Events</th><th scope="col">Status</th><th scope="col">Created</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
+            <tbody>
+              ${view.webhooks.map(
+                (webhook) => html`<tr>
+                  <th scope="row"><a href="${webhookPath(context, webhook)}" class="url">${webhook.url}</a></th>
+                  <td>${webhook.events.map((event) => html`<code class="event">${event}</code> `)}</td>
+                  <td>${activeBadge(webhook)}</td>
+                  <td>${timestamp(webhook.created_at)}</td>
+                  <td class="actions">
+                    <a class="button" href="${webhookPath(context, webhook)}">Delivery log<span class="visually-hidden"> of ${webhook.url}</span></a>
+                    ${toggleForm(context, webhook, 'list')}
+                    ${deleteForm(context, webhook)}
+                  </td>
+                </tr>`,
+              )}
+            </tbody>
+          </table>`}`,
+  });
+}
+
+export function newWebhookPage(
+  context: PageContext,
+  view: { values: WebhookFormValues; errors?: Record<string, string[]>; notice?: PageOptions['notice'] },
+) {
+  const team = context.team!;
+  const errors = view.errors ?? {};
+  const eventErrors = errors.events;
+  return page(context, {
+    title: `Add webhook · ${team.team_name}`,
+    notice: view.notice,
+    body: html`<h1>Add a webhook</h1>
+      <form method="post" action="${teamPath(team, '/settings/webhooks')}" class="card" novalidate>
+        ${csrfInput(context.csrfToken)}
+        ${field({
+          id: 'webhook-url',
+          label: 'Payload URL',
+          hint: 'An https:// address on the public internet that accepts POST requests.',
+          errors: errors.url,
+          control: (ids, invalid) =>
+            html`<input id="webhook-url" name="url" type="url" inputmode="url" required maxlength="2048" placeholder="https://example.com/hooks/worklane" value="${view.values.url}"${describedBy(ids, invalid)}>`,
+        })}
+        <fieldset class="field${eventErrors ? ' has-error' : ''}"${eventErrors ? html` aria-describedby="webhook-events-error"` : ''}>
+          <legend>Events</legend>
+          <p class="hint">Choose at least one.</p>
+          ${WEBHOOK_EVENTS.map(
+            (event) => html`<div class="check">
+              <input type="checkbox" id="event-${event}" name="events" value="${event}"${view.values.events.includes(event) ? html` checked` : ''}>
+              <label for="event-${event}"><code>${event}</code> ${event === 'issue.created' ? 'an issue is created' : 'an issue changes'}</label>
+            </div>`,
+          )}
+          ${eventErrors ? html`<p class="field-error" id="webhook-events-error">${eventErrors.join(' ')}</p>` : ''}
+        </fieldset>
+        ${field({
+          id: 'webhook-secret',
+          label: 'Signing secret (optional)',
+          hint: html`With a secret, every delivery carries <code>X-Webhook-Signature</code>, an HMAC-SHA256 of the body, so your endpoint can check it came from Worklane. 16 to 255 characters. Copy it before saving: it is stored encrypted and never shown again.`,
+          errors: errors.secret,
+          control: (ids, invalid) => html`<div class="copy-row">
+              <input id="webhook-secret" name="secret" maxlength="255" autocomplete="off" spellcheck="false" value="${view.values.secret}"${describedBy(ids, invalid)}>
+              <button type="button" class="button" data-generate-secret="webhook-secret" hidden>Generate</button>
+              <button type="button" class="button" data-copy="webhook-secret" hidden>Copy</button>
+            </div>
+            <p class="copy-status" role="status" aria-live="polite"></p>`,
+        })}
+        <div class="field${errors.active ? ' has-error' : ''}">
+          <div class="check">
+            <input type="checkbox" id="webhook-active" name="active" value="true"${view.values.active ? html` checked` : ''}${describedBy(errors.active ? 'webhook-active-error' : undefined, Boolean(errors.active))}>
+            <label for="webhook-active">Active: send deliveries as events happen</label>
+          </div>
+          ${errors.active ? html`<p class="field-error" id="webhook-active-error">${errors.active.join(' ')}</p>` : ''}
+        </div>
+        <div class="button-row">
+          <button type="submit" class="button primary">Add webhook</button>
+          <a class="button" href="${teamPath(team, '/settings/webhooks')}">Cancel</a>
+        </div>
+      </form>`,
+  });
+}
+
+const attemptTime = (attempt: DeliveryAttempt) => attempt.attempted_at ?? attempt.created_at;
+const attemptExcerpt = (attempt: DeliveryAttempt) => attempt.response_excerpt ?? attempt.response_body ?? '';
+
+function attemptOutcome(attempt: DeliveryAttempt): SafeHtml {
+  if (attempt.status_code) {
+    const ok = attempt.status_code >= 200 && attempt.status_code < 300;
+    return html`<span class="badge ${ok ? 'ok' : 'bad'}">HTTP ${attempt.status_code}</span>`;
+  }
+  return html`<span class="badge bad">${attempt.error || 'No response'}</span>`;
+}
+
+function attemptsTable(attempts: DeliveryAttempt[] | undefined) {
+  if (attempts === undefined) return html`<p class="muted">The attempts of this delivery could not be loaded just now.</p>`;
+  if (attempts.length === 0) return html`<p class="muted">Not attempted yet.</p>`;
+  return html`<table class="attempts">
+    <thead><tr><th scope="col">#</th><th scope="col">Time</th><th scope="col">Result</th><th scope="col">Duration</th><th scope="col">Response</th></tr></thead>
+    <tbody>
+      ${attempts.map(
+        (attempt, index) => html`<tr>
+          <td>${index + 1}</td>
+          <td>${timestamp(attemptTime(attempt), '—')}</td>
+          <td>${attemptOutcome(attempt)}</td>
+          <td>${duration(attempt.duration_ms)}</td>
+          <td>${attemptExcerpt(attempt) ? html`<pre class="excerpt">${attemptExcerpt(attempt)}</pre>` : html`<span class="muted">Empty</span>`}</td>
+        </tr>`,
+      )}
+    </tbody>
+  </table>`;
+}
+
+const deliveryBadge = (status: string) => {
+  const kind = status === 'succeeded' ? 'ok' : status === 'failed' ? 'bad' : 'pending';
+  return html`<span class="badge ${kind}">${label(status)}</span>`;
+};
+
+export interface DeliveryLogEntry {
+  delivery: Delivery;
+  /** Undefined when the detail could not be loaded. */
+  attempts: DeliveryAttempt[] | undefined;
+}
+
+export function webhookPage(
+  context: PageContext,
+  view: { webhook: Webhook; log: DeliveryLogEntry[] | undefined; olderCursor?: string | undefined; notice?: PageOptions['notice'] },
+) {
+  const { webhook } = view;
+  const team = context.team!;
+  return page(context, {
+    title: `Webhook ${webhook.url} · ${team.team_name}`,
+    notice: view.notice,
+    body: html`<p class="breadcrumb"><a href="${teamPath(team, '/settings/webhooks')}">Webhooks</a></p>
+      <div class="heading-row">
+        <h1 class="url">${webhook.url}</h1>
+        ${activeBadge(webhook)}
+      </div>
+      <dl class="facts">
+        <div><dt>Events</dt><dd>${webhook.events.map((event) => html`<code class="event">${event}</code> `)}</dd></div>
+        <div><dt>Created</dt><dd>${timestamp(webhook.created_at)}</dd></div>
+        <div><dt>Updated</dt><dd>${timestamp(webhook.updated_at)}</dd></div>
+      </dl>
+      <div class="button-row">
+        <form method="post" action="${webhookPath(context, webhook, '/ping')}">
+          ${csrfInput(context.csrfToken)}
+          <button type="submit" class="button primary">Send ping</button>
+        </form>
+        ${toggleForm(context, webhook, 'detail')}
+        ${deleteForm(context, webhook)}
+      </div>
+      <section aria-labelledby="log-heading">
+        <h2 id="log-heading">Delivery log</h2>
+        ${view.log === undefined
+          ? html`<p class="notice error" role="status">The delivery log could not be loaded just now. Reload the page to try again.</p>`
+          : view.log.length === 0
+            ? html`<p class="empty">Nothing delivered yet. Create or change an issue, or send a ping.</p>`
+            : html`<ol class="deliveries">
+                ${view.log.map(({ delivery, attempts }) => {
+                  const count = delivery.attempts_count ?? delivery.attempt_count ?? attempts?.length ?? 0;
+                  return html`<li class="delivery card" id="delivery-${delivery.id}">
+                    <div class="delivery-head">
+                      <h3><code class="event">${delivery.event}</code> ${deliveryBadge(delivery.status)}</h3>
+                      <p class="muted">Delivery <code>${delivery.id}</code> · ${timestamp(delivery.created_at)} · ${plural(count, 'attempt')}</p>
+                      <form method="post" action="${webhookPath(context, webhook, `/deliveries/${encodeURIComponent(String(delivery.id))}/redeliver`)}">
+                        ${csrfInput(context.csrfToken)}
+                        <button type="submit" class="button">Redeliver<span class="visually-hidden"> delivery ${delivery.id}</span></button>
+                      </form>
+                    </div>
+                    ${attemptsTable(attempts)}
+                  </li>`;
+                })}
+              </ol>
+              ${view.olderCursor ? html`<p><a class="button" href="?cursor=${view.olderCursor}">Older deliveries</a></p>` : ''}`}
+      </section>`,
+  });
+}

@@ -1,0 +1,36 @@
+// Test helpers for Worklane's integration tests: databases, service processes, whole systems,
+// the CLI, an API client and extra NATS servers. See README.md.
+export { api, apiUrl, type ApiClient, type ApiResponse, type ApiTarget, type RequestOptions } from './api';
+export {
+  bootstrapTeam,
+  cliEnv,
+  createToken,
+  parseJsonLine,
+  revokeToken,
+  runCli,
+  type BootstrapResult,
+  type CliResult,
+  type HasEnv,
+} from './cli';
+export { createTestDatabase, type TestDatabase } from './database';
+export { randomId, randomKey } from './keys';
+export { natsServerBin, startNatsServer, type NatsServer } from './nats';
+export { freePort, freePorts } from './ports';
+export { cliPath, findExecutable, repoRoot, serviceMain } from './repo';
+export { startService, type EnvInput, type ExitInfo, type ServiceHandle, type StartServiceOptions } from './service';
+export {
+  PASS_THROUGH,
+  SERVICES,
+  START_ORDER,
+  defaultPorts,
+  ownEnv,
+  serviceEnv,
+  serviceInfo,
+  sharedEnv,
+  type Env,
+  type Keys,
+  type Ports,
+  type ServiceInfo,
+  type ServiceName,
+} from './services';
+export { startSystem, type StartSystemOptions, type System } from './system';

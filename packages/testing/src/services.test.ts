@@ -1,0 +1,77 @@
+import { describe, expect, it } from '@jest/globals';
+import { execFileSync } from 'node:child_process';
+import path from 'node:path';
+
+import { repoRoot } from './repo';
+import { PASS_THROUGH, SERVICES, START_ORDER, defaultPorts, serviceEnv } from './services';
+
+const devServices = path.join(repoRoot(), 'tools', 'dev', 'src', 'services.mjs');
+
+/** Evaluates `expression` with tools/dev/src/services.mjs imported as `m`, in a plain node. */
+function fromDevRunner(expression: string, env: Record<string, string> = {}): unknown {
+  const script = `import(${JSON.stringify(devServices)}).then((m) => process.stdout.write(JSON.stringify(${expression})))`;
+  const out = execFileSync(process.execPath, ['--input-type=module', '-e', script], {
+    env: { PATH: process.env.PATH ?? '', ...env },
+    encoding: 'utf8',
+  });
+  return JSON.parse(out);
+}
+
+const keys = { identitySigningKey: 'i'.repeat(64), webhookSecretKey: 'w'.repeat(64) };
+
+describe('the service table', () => {
+  it('is the one of tools/dev/src/services.mjs', () => {
+    expect(fromDevRunner('{ services: m.SERVICES, order: m.START_ORDER, passThrough: m.PASS_THROUGH }')).toEqual({
+      services: SERVICES,
+      order: START_ORDER,
+      passThrough: PASS_THROUGH,
+    });
+  });
+
+  it('has the ports of docs/architecture.md', () => {
+    expect(defaultPorts(8080)).toEqual({
+      gateway: { http: 8080, grpc: null },
+      token: { http: 9101, grpc: 7001 },
+      project: { http: 8081, grpc: 7002 },
+      webhook: { http: 8082, grpc: 7003 },
+      issue: { http: 8083, grpc: null },
+      delivery: { http: 8084, grpc: null },
+      console: { http: 8085, grpc: null },
+    });
+  });
+});
+
+describe('serviceEnv', () => {
+  const input = { databaseUrl: 'postgres://postgres@127.0.0.1:5999/postgres', natsUrl: 'nats://127.0.0.1:4999', gatewayPort: 18080, keys };
+  const env = { WEBHOOK_ALLOWED_CIDRS: '127.0.0.0/8', LOG_LEVEL: 'debug' };
+
+  it('wires the services as npm start does', () => {
+    const expected = fromDevRunner(`m.serviceEnv(${JSON.stringify(input)})`, env);
+    expect(serviceEnv({ ...input, env })).toEqual(expected);
+  });
+
+  it('gives each service its ports, schema and the addresses of the others', () => {
+    const envs = serviceEnv({ ...input, env: {} });
+    expect(envs.token).toMatchObject({
+      HTTP_PORT: '9101',
+      GRPC_PORT: '7001',
+      DATABASE_URL: input.databaseUrl,
+      DATABASE_SCHEMA: 'token',
+      OTEL_SERVICE_NAME: 'token',
+      IDENTITY_SIGNING_KEY: keys.identitySigningKey,
+    });
+    expect(envs.gateway).toMatchObject({
+      HTTP_PORT: '18080',
+      TOKEN_SERVICE_ADDR: '127.0.0.1:7001',
+      PROJECT_SERVICE_URL: 'http://127.0.0.1:8081',
+      CONSOLE_SERVICE_URL: 'http://127.0.0.1:8085',
+    });
+    expect(envs.gateway.DATABASE_URL).toBeUndefined();
+    expect(envs.gateway.GRPC_PORT).toBeUndefined();
+    expect(envs.issue).toMatchObject({ NATS_URL: input.natsUrl, PROJECT_GRPC_ADDR: '127.0.0.1:7002', DATABASE_SCHEMA: 'issue' });
+    expect(envs.delivery).toMatchObject({ WEBHOOK_GRPC_ADDR: '127.0.0.1:7003' });
+    expect(envs.webhook).toMatchObject({ WEBHOOK_SECRET_KEY: keys.webhookSecretKey, GRPC_PORT: '7003' });
+    expect(envs.webhook.WEBHOOK_ALLOWED_CIDRS).toBeUndefined();
+    expect(serviceEnv({ ...input, env: { WEBHOOK_ALLOWED_CIDRS: '10.0.0.0/8' } }).delivery.WEBHOOK_ALLOWED_CIDRS).toBe('10.0.0.0/8');
+  });
+});

@@ -1,0 +1,156 @@
+import { createTestDatabase, type TestDatabase } from './database';
+import { randomKey } from './keys';
+import { freePorts } from './ports';
+import { startService, type EnvInput, type ServiceHandle, type StartServiceOptions } from './service';
+import { SERVICES, START_ORDER, serviceEnv, serviceInfo, sharedEnv, type Env, type Keys, type Ports, type ServiceName } from './services';
+
+export interface StartSystemOptions {
+  /** Services to start (default: all). The token service starts first, the gateway last. */
+  services?: readonly ServiceName[];
+  /** Added to every service's environment (e.g. WEBHOOK_ALLOWED_CIDRS, LOG_LEVEL). */
+  env?: EnvInput;
+  /** Per-service additions, applied after `env`. */
+  serviceEnv?: Partial<Record<ServiceName, EnvInput>>;
+  /**
+   * Path each service must answer 200 on before the system is returned (default `/readyz`; for
+   * the gateway `/readyz` only when every service runs, else `/healthz`).
+   */
+  readyPaths?: Partial<Record<ServiceName, string>>;
+  /** Per-service readiness timeout (default 30 s). */
+  readyTimeoutMs?: number;
+}
+
+export interface System {
+  /** http://127.0.0.1:<port> of the (first) gateway; set even when the gateway is not started. */
+  gatewayUrl: string;
+  /** HTTP base URL of every service (started or not), by name. */
+  urls: Record<ServiceName, string>;
+  /** host:port of the gRPC services. */
+  grpcAddrs: { token: string; project: string; webhook: string };
+  /**
+   * The environment shared by all services (DATABASE_URL, NATS_URL, keys, addresses): pass it to
+   * startService() to add a replica, e.g. `startService('gateway', system.env)`.
+   */
+  env: Env;
+  /** Each service's full environment (shared + its own ports and schema). */
+  serviceEnv: Record<ServiceName, Env>;
+  /** Handles of the services started by startSystem() (first instance of each). */
+  services: Partial<Record<ServiceName, ServiceHandle>>;
+  /** Every process started through this system, replicas included. */
+  all: ServiceHandle[];
+  databaseUrl: string;
+  natsUrl: string | undefined;
+  keys: Keys;
+  database: TestDatabase;
+  /** Starts another instance of `name` wired into this system on fresh ports; stopped by stop(). */
+  startService(name: ServiceName, env?: EnvInput, options?: StartServiceOptions): Promise<ServiceHandle>;
+  /** Stops every service (gateway first, token last) and drops the database. */
+  stop(): Promise<void>;
+}
+
+const GRPC_SERVICES = ['token', 'project', 'webhook'] as const;
+
+/**
+ * Starts `services` wired together exactly as `npm start` wires them (tools/dev/src/services.mjs),
+ * but on free ports, with a fresh database (createTestDatabase), random IDENTITY_SIGNING_KEY and
+ * WEBHOOK_SECRET_KEY, and NATS_URL from the environment.
+ */
+export async function startSystem(options: StartSystemOptions = {}): Promise<System> {
+  const wanted = new Set<ServiceName>(options.services ?? START_ORDER);
+  for (const name of wanted) {
+    if (!SERVICES.some((s) => s.name === name)) throw new Error(`startSystem: unknown service ${name}`);
+  }
+  const extra: Env = {};
+  for (const [k, v] of Object.entries(options.env ?? {})) if (v !== undefined && v !== null) extra[k] = String(v);
+
+  const natsUrl = extra.NATS_URL ?? process.env.NATS_URL;
+  const needsNats = SERVICES.filter((s) => s.nats && wanted.has(s.name)).map((s) => s.name);
+  if (!natsUrl && needsNats.length > 0) {
+    throw new Error(`NATS_URL is not set, and ${needsNats.join(', ')} need NATS: run the tests through \`npm test\`.`);
+  }
+
+  const count = SERVICES.reduce((n, s) => n + 1 + (s.grpcPort !== null ? 1 : 0), 0);
+  const free = await freePorts(count);
+  const ports = Object.fromEntries(
+    SERVICES.map((s) => [s.name, { http: free.shift() as number, grpc: s.grpcPort !== null ? (free.shift() as number) : null }]),
+  ) as Ports;
+
+  const database = extra.DATABASE_URL
+    ? { name: '', url: extra.DATABASE_URL, drop: async () => undefined }
+    : await createTestDatabase();
+  const keys: Keys = {
+    identitySigningKey: extra.IDENTITY_SIGNING_KEY ?? randomKey(),
+    webhookSecretKey: extra.WEBHOOK_SECRET_KEY ?? randomKey(),
+  };
+  const envs = serviceEnv({ databaseUrl: database.url, natsUrl, keys, ports });
+  const shared: Env = { ...sharedEnv({ databaseUrl: database.url, natsUrl, keys, ports }), ...extra };
+  for (const name of Object.keys(envs) as ServiceName[]) {
+    envs[name] = { ...envs[name], ...extra };
+    for (const [k, v] of Object.entries(options.serviceEnv?.[name] ?? {})) {
+      if (v !== undefined && v !== null) envs[name][k] = String(v);
+    }
+  }
+
+  const all: ServiceHandle[] = [];
+  const services: Partial<Record<ServiceName, ServiceHandle>> = {};
+  let stopped: Promise<void> | null = null;
+  const everything = START_ORDER.every((n) => wanted.has(n));
+  const readyPath = (name: ServiceName) =>
+    options.readyPaths?.[name] ?? (name === 'gateway' && !everything ? '/healthz' : '/readyz');
+
+  // Not inherited from the test process: a service without a database gets no DATABASE_URL.
+  const unset = (name: ServiceName): EnvInput => (serviceInfo(name).schema === null && !('DATABASE_URL' in extra) ? { DATABASE_URL: null } : {});
+
+  const start = async (name: ServiceName) => {
+    const handle = await startService(name, { ...unset(name), ...envs[name] }, { readyPath: readyPath(name), readyTimeoutMs: options.readyTimeoutMs });
+    all.push(handle);
+    services[name] = handle;
+  };
+
+  const system: System = {
+    gatewayUrl: `http://127.0.0.1:${ports.gateway.http}`,
+    urls: Object.fromEntries(SERVICES.map((s) => [s.name, `http://127.0.0.1:${ports[s.name].http}`])) as Record<ServiceName, string>,
+    grpcAddrs: Object.fromEntries(GRPC_SERVICES.map((n) => [n, `127.0.0.1:${ports[n].grpc}`])) as System['grpcAddrs'],
+    env: shared,
+    serviceEnv: envs,
+    services,
+    all,
+    databaseUrl: database.url,
+    natsUrl,
+    keys,
+    database,
+    async startService(name, env = {}, startOptions = {}) {
+      const own: EnvInput = { ...shared, ...unset(name), ...options.serviceEnv?.[name], ...env };
+      if (serviceInfo(name).schema === null && own.DATABASE_URL === database.url) own.DATABASE_URL = null;
+      const handle = await startService(name, own, { readyPath: readyPath(name), ...startOptions });
+      all.push(handle);
+      return handle;
+    },
+    stop() {
+      stopped ??= (async () => {
+        const order = (h: ServiceHandle) => START_ORDER.indexOf(h.name as ServiceName);
+        const byStage = [...all].sort((a, b) => order(b) - order(a));
+        // Front first: gateway and console, then the rest together, token last.
+        const front = byStage.filter((h) => h.name === 'gateway' || h.name === 'console');
+        const middle = byStage.filter((h) => !front.includes(h) && h.name !== 'token');
+        const back = byStage.filter((h) => h.name === 'token');
+        for (const group of [front, middle, back]) await Promise.all(group.map((h) => h.stop()));
+        await database.drop();
+      })();
+      return stopped;
+    },
+  };
+
+  try {
+    if (wanted.has('token')) await start('token');
+    const middle = START_ORDER.filter((n) => n !== 'token' && n !== 'gateway' && wanted.has(n));
+    const results = await Promise.allSettled(middle.map((n) => start(n)));
+    const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    if (failed) throw failed.reason;
+    if (wanted.has('gateway')) await start('gateway');
+  } catch (err) {
+    await system.stop().catch(() => undefined);
+    throw err;
+  }
+  return system;
+}

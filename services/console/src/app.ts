@@ -10,7 +10,7 @@ import { CSRF_FIELD, csrfMatches } from './csrf';
 import { formExpired, pageContext, PageError, pageNotFound, sendPage } from './context';
 import { ServiceUnavailableError } from './errors';
 import { AttemptLimiter, LoginThrottle } from './rate-limit';
-import { mountAuth, SESSION_COOKIE, cookieOptions } from './routes/auth';
+import { cookieOptions, mountAuth, SESSION_COOKIE, setSessionCookie } from './routes/auth';
 import { mountTeamPages } from './routes/team';
 import { noStore, parseCookies, securityHeaders } from './security';
 import type { Assets } from './views/layout';
@@ -49,19 +49,23 @@ function fingerprintAssets(): Assets {
   return { css: url('console.css'), js: url('console.js') };
 }
 
-const SESSION_ID = /^[A-Za-z0-9_\-.~+/=]{16,512}$/;
+const SESSION_ID = /^[A-Za-z0-9_-]{16,256}$/;
 
-/** Finds the person behind the session cookie, with their teams; clears a cookie that is no longer valid. */
+/**
+ * Finds the person behind the session cookie, with their teams. A cookie that no longer names a
+ * live session is cleared; a live one is renewed, since each visit moves the idle expiry on.
+ */
 function loadViewer(deps: ConsoleDeps): RequestHandler {
   return async (req, res, next) => {
     const sessionId = parseCookies(req.headers.cookie)[SESSION_COOKIE];
     if (!sessionId) return next();
     const session = SESSION_ID.test(sessionId) ? await deps.accounts.getSession(sessionId) : undefined;
-    if (!session) {
+    const memberships = session ? await deps.accounts.listMemberships(session.user_id) : undefined;
+    if (!session || !memberships) {
       res.clearCookie(SESSION_COOKIE, cookieOptions(req, deps));
       return next();
     }
-    const memberships = await deps.accounts.listMemberships(session.user_id);
+    setSessionCookie(req, res, deps, session);
     req.viewer = { sessionId, userId: session.user_id, csrfToken: session.csrf_token, memberships };
     next();
   };

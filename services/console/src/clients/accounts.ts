@@ -26,7 +26,8 @@ export interface Accounts {
   verifyPassword(email: string, password: string): Promise<User | undefined>;
   createUser(email: string, password: string, name: string): Promise<User>;
   createTeam(name: string, ownerUserId: number): Promise<Team>;
-  listMemberships(userId: number): Promise<Membership[]>;
+  /** Undefined when the user no longer exists. */
+  listMemberships(userId: number): Promise<Membership[] | undefined>;
   createSession(userId: number): Promise<Session>;
   /** Undefined when the session is unknown or expired. */
   getSession(id: string): Promise<Session | undefined>;
@@ -75,15 +76,21 @@ export function createAccounts(address: string, signingKey: string): Accounts {
 
   return {
     verifyPassword: (email, password) =>
-      call<User>((m, o, done) => accounts.VerifyPassword({ email, password }, m, o, done), [grpc.status.UNAUTHENTICATED, grpc.status.NOT_FOUND]),
+      // An address or password too long to be real is a mismatch like any other.
+      call<User>((m, o, done) => accounts.VerifyPassword({ email, password }, m, o, done), [
+        grpc.status.UNAUTHENTICATED,
+        grpc.status.NOT_FOUND,
+        grpc.status.INVALID_ARGUMENT,
+      ]),
     createUser: async (email, password, name) => required(await call<User>((m, o, done) => accounts.CreateUser({ email, password, name }, m, o, done))),
     createTeam: async (name, ownerUserId) =>
       required(await call<Team>((m, o, done) => accounts.CreateTeam({ name, owner_user_id: ownerUserId }, m, o, done))),
     listMemberships: async (userId) =>
-      required(await call<tokenV1.ListTeamsForUserResponse__Output>((m, o, done) => accounts.ListTeamsForUser({ user_id: userId }, m, o, done)))
-        .memberships,
+      (await call<tokenV1.ListTeamsForUserResponse__Output>((m, o, done) => accounts.ListTeamsForUser({ user_id: userId }, m, o, done), [grpc.status.NOT_FOUND]))
+        ?.memberships,
     createSession: async (userId) => required(await call<Session>((m, o, done) => accounts.CreateSession({ user_id: userId }, m, o, done))),
-    getSession: (id) => call<Session>((m, o, done) => accounts.GetSession({ id }, m, o, done), [grpc.status.NOT_FOUND, grpc.status.UNAUTHENTICATED]),
+    getSession: (id) =>
+      call<Session>((m, o, done) => accounts.GetSession({ id }, m, o, done), [grpc.status.NOT_FOUND, grpc.status.INVALID_ARGUMENT]),
     deleteSession: async (id) => {
       await call((m, o, done) => accounts.DeleteSession({ id }, m, o, done), [grpc.status.NOT_FOUND]);
     },

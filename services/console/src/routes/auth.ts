@@ -17,10 +17,10 @@ export function cookieOptions(req: Request, deps: Pick<ConsoleDeps, 'secureCooki
   return { httpOnly: true, sameSite: 'lax', secure: deps.secureCookies || req.secure, path: '/' };
 }
 
-function setSessionCookie(req: Request, res: Response, deps: ConsoleDeps, session: Session): void {
+/** The session cookie lives as long as the session would if nothing else happened. */
+export function setSessionCookie(req: Request, res: Response, deps: Pick<ConsoleDeps, 'secureCookies'>, session: Session): void {
   const expires = new Date(session.expires_at);
   res.cookie(SESSION_COOKIE, session.id, { ...cookieOptions(req, deps), ...(Number.isNaN(expires.getTime()) ? {} : { expires }) });
-  res.clearCookie(PRE_SESSION_COOKIE, cookieOptions(req, deps));
 }
 
 /** The pre-session CSRF token of this browser, set as a cookie when it has none yet. */
@@ -91,8 +91,8 @@ export function mountAuth(router: Router, deps: ConsoleDeps): void {
     deps.loginAttempts.inc({ outcome: 'success' });
     const session = await accounts.createSession(user.id);
     setSessionCookie(req, res, deps, session);
-    const memberships = await accounts.listMemberships(user.id);
-    res.redirect(303, landing(memberships, next));
+    res.clearCookie(PRE_SESSION_COOKIE, cookieOptions(req, deps));
+    res.redirect(303, landing((await accounts.listMemberships(user.id)) ?? [], next));
   });
 
   router.post('/logout', async (req, res) => {
@@ -124,7 +124,7 @@ export function mountAuth(router: Router, deps: ConsoleDeps): void {
     if (!values.name) errors.name = ['Enter your name.'];
     else if (values.name.length > 255) errors.name = ['Use at most 255 characters.'];
     if (!EMAIL.test(values.email) || values.email.length > 254) errors.email = ['Enter an email address like name@example.com.'];
-    if (password.length < 12) errors.password = ['Use at least 12 characters.'];
+    if (password.length < 8) errors.password = ['Use at least 8 characters.'];
     else if (password.length > 1024) errors.password = ['Use at most 1,024 characters.'];
     if (!values.team) errors.team = ['Enter a name for your team.'];
     else if (values.team.length > 255) errors.team = ['Use at most 255 characters.'];
@@ -153,6 +153,7 @@ export function mountAuth(router: Router, deps: ConsoleDeps): void {
     await accounts.createTeam(values.team, userId);
     const session = await accounts.createSession(userId);
     setSessionCookie(req, res, deps, session);
-    res.redirect(303, landing(await accounts.listMemberships(userId), undefined));
+    res.clearCookie(PRE_SESSION_COOKIE, cookieOptions(req, deps));
+    res.redirect(303, landing((await accounts.listMemberships(userId)) ?? [], undefined));
   });
 }

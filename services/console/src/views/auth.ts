@@ -71,10 +71,10 @@ export function signupPage(context: PageContext, options: AuthFormOptions) {
         ${field({
           id: 'password',
           label: 'Password',
-          hint: 'At least 12 characters.',
+          hint: 'At least 8 characters; a longer passphrase is better.',
           errors: errors.password,
           control: (ids, invalid) =>
-            html`<input id="password" name="password" type="password" autocomplete="new-password" required minlength="12"${describedBy(ids, invalid)}>`,
+            html`<input id="password" name="password" type="password" autocomplete="new-password" required minlength="8"${describedBy(ids, invalid)}>`,
         })}
         ${field({
           id: 'team',

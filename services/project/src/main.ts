@@ -19,14 +19,16 @@ async function main(): Promise<void> {
     identityKey: config.IDENTITY_SIGNING_KEY,
     isReady: async () => lifecycle.ready && pingDatabase(pool),
   });
-  const server = await listen(app, config.HTTP_PORT, config.HOST);
+  const grpcPort = await app.grpc.listen(config.HOST, config.GRPC_PORT);
+  const server = await listen(app.http, config.HTTP_PORT, config.HOST);
 
   lifecycle
     .onShutdown('http', () => closeHttpServer(server))
+    .onShutdown('grpc', () => app.grpc.shutdown())
     .onShutdown('database', () => pool.end())
     .onShutdown('tracing', () => tracing.shutdown());
   lifecycle.handleSignals();
-  logger.info({ httpPort: config.HTTP_PORT }, 'project service started');
+  logger.info({ httpPort: config.HTTP_PORT, grpcPort }, 'project service started');
 }
 
 main().catch((error) => exitOnStartupFailure(runtime.logger, error));

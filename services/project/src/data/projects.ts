@@ -1,0 +1,189 @@
+import { isUniqueViolation, timestamp, withTransaction, type Pool, type PoolClient, type Queryable } from '@worklane/db';
+import { MAX_SLUG_LENGTH, slugCandidatePrefix, slugify } from '../domain/slug';
+
+/** ProjectResource: exactly the fields of SPEC.md 2.1. */
+export interface Project {
+  id: number;
+  organization_id: number;
+  name: string;
+  slug: string;
+  description: string | null;
+  github_repository: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface ProjectScope {
+  teamId: number;
+  organizationId: number;
+}
+
+export interface NewProject {
+  name: string;
+  description?: string | null | undefined;
+  github_repository?: string | null | undefined;
+}
+
+export type ProjectChanges = Partial<NewProject>;
+
+/** Called each time a slug taken by a concurrent request forces another attempt. */
+export type OnSlugConflict = () => void;
+
+const SLUG_CONSTRAINT = 'projects_organization_id_slug_key';
+/** Attempts before giving up on a slug race; from the second one on, slug allocation is serialised. */
+const MAX_ATTEMPTS = 8;
+
+const columns = (alias: string) =>
+  [
+    `${alias}.id`,
+    `${alias}.organization_id`,
+    `${alias}.name`,
+    `${alias}.slug`,
+    `${alias}.description`,
+    `${alias}.github_repository`,
+    timestamp(`${alias}.created_at`),
+    timestamp(`${alias}.updated_at`),
+  ].join(', ');
+
+/**
+ * CTEs `taken` and `free_slug`: the smallest free candidate of slug base `$base` in organization
+ * `$organization`, ignoring project `$exclude` (the one being renamed). The n-th candidate is
+ * domain/slug.ts's slugCandidate written in SQL. Among count(taken) + 1 candidates one is free.
+ */
+const freeSlugCtes = (p: { organization: string; base: string; prefixPattern: string; exclude: string }) => `
+  taken AS (
+    SELECT slug FROM projects
+     WHERE organization_id = ${p.organization} AND slug LIKE ${p.prefixPattern} AND id <> ${p.exclude}
+  ),
+  free_slug AS (
+    SELECT candidate AS slug
+      FROM generate_series(0, (SELECT count(*) FROM taken)) AS n,
+           LATERAL (SELECT CASE WHEN n = 0 THEN ${p.base}::text
+                                ELSE rtrim(left(${p.base}::text, ${MAX_SLUG_LENGTH} - length('-' || n)), '-') || '-' || n
+                           END AS candidate) AS c
+     WHERE candidate NOT IN (SELECT slug FROM taken)
+     ORDER BY n
+     LIMIT 1
+  )`;
+
+// $1 organization, $2 team, $3 slug base, $4 prefix pattern, $5 name, $6 description, $7 repository
+const INSERT_PROJECT = `
+  WITH organization AS (SELECT id FROM organizations WHERE id = $1 AND team_id = $2),
+  ${freeSlugCtes({ organization: '$1', base: '$3', prefixPattern: '$4', exclude: '0' })}
+  INSERT INTO projects AS p (organization_id, name, slug, description, github_repository)
+  SELECT organization.id, $5, free_slug.slug, $6, $7 FROM organization CROSS JOIN free_slug
+  RETURNING ${columns('p')}`;
+
+// $1 organization, $2 slug base, $3 prefix pattern, $4 project
+const FREE_SLUG_FOR_RENAME = `
+  WITH ${freeSlugCtes({ organization: '$1', base: '$2', prefixPattern: '$3', exclude: '$4' })}
+  SELECT slug FROM free_slug`;
+
+const slugPattern = (base: string) => `${slugCandidatePrefix(base)}%`;
+
+/** Serialises slug allocation in one organization until the transaction ends. */
+const lockSlugs = (client: PoolClient, organizationId: number) =>
+  client.query(`SELECT pg_advisory_xact_lock(hashtextextended('worklane.project.slug:' || $1::text, 0))`, [organizationId]);
+
+/**
+ * Retries `attempt` when a concurrent request took the slug it chose; `serialised` is false only
+ * on the first attempt, which is the common, uncontended case.
+ */
+async function retryingSlugRaces<T>(attempt: (serialised: boolean) => Promise<T>, onConflict?: OnSlugConflict): Promise<T> {
+  for (let attemptNumber = 1; ; attemptNumber += 1) {
+    try {
+      return await attempt(attemptNumber > 1);
+    } catch (error) {
+      if (!isUniqueViolation(error, SLUG_CONSTRAINT) || attemptNumber >= MAX_ATTEMPTS) throw error;
+      onConflict?.();
+    }
+  }
+}
+
+/** The organization's projects in creation order; undefined when the organization is not in the team. */
+export async function listProjects(db: Queryable, scope: ProjectScope): Promise<Project[] | undefined> {
+  const { rows } = await db.query<Project>(
+    `SELECT ${columns('p')}
+       FROM organizations o LEFT JOIN projects p ON p.organization_id = o.id
+      WHERE o.id = $1 AND o.team_id = $2
+      ORDER BY p.id`,
+    [scope.organizationId, scope.teamId],
+  );
+  if (rows.length === 0) return undefined;
+  return rows.filter((row) => row.id !== null);
+}
+
+/** The project when it is in the organization and the organization in the team. */
+export async function findProject(db: Queryable, scope: ProjectScope, projectId: number): Promise<Project | undefined> {
+  const { rows } = await db.query<Project>(
+    `SELECT ${columns('p')}
+       FROM projects p JOIN organizations o ON o.id = p.organization_id
+      WHERE p.id = $1 AND p.organization_id = $2 AND o.team_id = $3`,
+    [projectId, scope.organizationId, scope.teamId],
+  );
+  return rows[0];
+}
+
+/** Creates a project with the smallest free slug of its name; undefined when the organization is not in the team. */
+export function createProject(pool: Pool, scope: ProjectScope, project: NewProject, onConflict?: OnSlugConflict): Promise<Project | undefined> {
+  const base = slugify(project.name);
+  const values = [scope.organizationId, scope.teamId, base, slugPattern(base), project.name, project.description ?? null, project.github_repository ?? null];
+  return retryingSlugRaces(async (serialised) => {
+    if (!serialised) return (await pool.query<Project>(INSERT_PROJECT, values)).rows[0];
+    return withTransaction(pool, async (client) => {
+      await lockSlugs(client, scope.organizationId);
+      return (await client.query<Project>(INSERT_PROJECT, values)).rows[0];
+    });
+  }, onConflict);
+}
+
+/**
+ * Applies the fields present in `changes`. A new name gets a new slug; `updated_at` moves only
+ * when something changed. Undefined when the project is not in the organization of the team.
+ */
+export function updateProject(
+  pool: Pool,
+  scope: ProjectScope,
+  projectId: number,
+  changes: ProjectChanges,
+  onConflict?: OnSlugConflict,
+): Promise<Project | undefined> {
+  return retryingSlugRaces(
+    () =>
+      withTransaction(pool, async (client) => {
+        const { rows } = await client.query<Project>(
+          `SELECT ${columns('p')}
+             FROM projects p JOIN organizations o ON o.id = p.organization_id
+            WHERE p.id = $1 AND p.organization_id = $2 AND o.team_id = $3
+              FOR UPDATE OF p`,
+          [projectId, scope.organizationId, scope.teamId],
+        );
+        const current = rows[0];
+        if (!current) return undefined;
+        const next = {
+          name: changes.name ?? current.name,
+          description: changes.description === undefined ? current.description : changes.description,
+          github_repository: changes.github_repository === undefined ? current.github_repository : changes.github_repository,
+        };
+        const renamed = next.name !== current.name;
+        if (!renamed && next.description === current.description && next.github_repository === current.github_repository) return current;
+
+        let slug = current.slug;
+        if (renamed) {
+          await lockSlugs(client, scope.organizationId);
+          const base = slugify(next.name);
+          const free = await client.query<{ slug: string }>(FREE_SLUG_FOR_RENAME, [scope.organizationId, base, slugPattern(base), projectId]);
+          slug = free.rows[0]!.slug;
+        }
+        const updated = await client.query<Project>(
+          `UPDATE projects AS p
+              SET name = $2, slug = $3, description = $4, github_repository = $5, updated_at = now()
+            WHERE p.id = $1
+        RETURNING ${columns('p')}`,
+          [projectId, next.name, slug, next.description, next.github_repository],
+        );
+        return updated.rows[0];
+      }),
+    onConflict,
+  );
+}

@@ -1,0 +1,71 @@
+import { createGrpcClient, grpc, unaryCall } from '@worklane/grpc';
+import { loadProto, type WebhookProto, type webhookV1 } from '@worklane/proto';
+
+/** A webhook as the delivery service needs it, secret included. Never logged, never returned. */
+export interface WebhookTarget {
+  id: number;
+  teamId: number;
+  url: string;
+  events: string[];
+  active: boolean;
+  /** Null when the webhook has no secret. */
+  secret: string | null;
+}
+
+export interface WebhookDirectory {
+  /** Active webhooks of the team subscribed to `event`. */
+  listSubscriptions(teamId: number, event: string): Promise<WebhookTarget[]>;
+  /** Undefined when the webhook does not exist in the team (deleted). */
+  getWebhook(teamId: number, webhookId: number): Promise<WebhookTarget | undefined>;
+}
+
+/** The webhook service did not answer; the work is retried later rather than failed. */
+export class DirectoryUnavailableError extends Error {
+  constructor(cause: unknown) {
+    super('the webhook service is unavailable', { cause });
+    this.name = 'DirectoryUnavailableError';
+  }
+}
+
+const toTarget = (subscription: webhookV1.Subscription__Output): WebhookTarget => ({
+  id: subscription.id,
+  teamId: subscription.team_id,
+  url: subscription.url,
+  events: subscription.events,
+  active: subscription.active,
+  secret: subscription.secret === '' ? null : subscription.secret,
+});
+
+/** Any failure but NOT_FOUND means "ask again later": none of them says anything about the webhook. */
+function unavailable(error: unknown): never {
+  throw new DirectoryUnavailableError(error);
+}
+
+export function grpcWebhookDirectory(address: string, options: { caller: string; signingKey: string }): WebhookDirectory & { close(): void } {
+  const { WebhookDirectory } = loadProto<WebhookProto>('webhook').worklane.webhook.v1;
+  const client = createGrpcClient(WebhookDirectory, address, options);
+  return {
+    async listSubscriptions(teamId, event) {
+      try {
+        const response = await unaryCall<webhookV1.ListSubscriptionsResponse__Output>((metadata, callOptions, done) =>
+          client.ListSubscriptions({ team_id: teamId, event }, metadata, callOptions, done),
+        );
+        return response.subscriptions.map(toTarget);
+      } catch (error) {
+        return unavailable(error);
+      }
+    },
+    async getWebhook(teamId, webhookId) {
+      try {
+        const subscription = await unaryCall<webhookV1.Subscription__Output>((metadata, callOptions, done) =>
+          client.GetWebhook({ team_id: teamId, webhook_id: webhookId }, metadata, callOptions, done),
+        );
+        return toTarget(subscription);
+      } catch (error) {
+        if ((error as grpc.ServiceError)?.code === grpc.status.NOT_FOUND) return undefined;
+        return unavailable(error);
+      }
+    },
+    close: () => client.close(),
+  };
+}

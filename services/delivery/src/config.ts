@@ -1,0 +1,47 @@
+import { baseServiceSchema, databaseSchema, grpcAddress, list, loadConfig, port, secretKey, z } from '@worklane/config';
+import { AllowedCidrs, DEFAULT_RETRY_SCHEDULE, parseRetrySchedule } from '@worklane/webhooks';
+
+const milliseconds = (defaultMs: number, max: number) => z.coerce.number().int().min(1).max(max).default(defaultMs);
+
+export const configSchema = z.object({
+  ...baseServiceSchema('delivery'),
+  ...databaseSchema('delivery'),
+  HTTP_PORT: port(8084).describe('HTTP port of the delivery log API, /healthz, /readyz and /metrics'),
+  IDENTITY_SIGNING_KEY: secretKey().describe('Key that verifies identities signed by the gateway and signs internal gRPC calls'),
+  NATS_URL: z.string().min(1).describe('NATS servers (JetStream enabled), comma-separated'),
+  WEBHOOK_GRPC_ADDR: grpcAddress('127.0.0.1:7003').describe('host:port of the webhook service (WebhookDirectory)'),
+  WEBHOOK_ALLOWED_CIDRS: list('')
+    .transform((cidrs, context) => {
+      try {
+        return AllowedCidrs.parse(cidrs);
+      } catch (error) {
+        context.addIssue({ code: 'custom', message: (error as Error).message });
+        return z.NEVER;
+      }
+    })
+    .describe('Comma-separated CIDR ranges that deliveries may reach although they are not public (tests, on-premise receivers)'),
+  WEBHOOK_DNS_SERVERS: list('').describe('DNS servers (ip or ip:port, comma-separated) for resolving receivers; empty: the system resolver'),
+  WEBHOOK_CONNECT_TIMEOUT_MS: milliseconds(5_000, 60_000).describe('Time allowed to connect to a receiver, TLS included'),
+  WEBHOOK_TIMEOUT_MS: milliseconds(15_000, 120_000).describe('Time allowed for a whole delivery attempt'),
+  WEBHOOK_RETRY_SCHEDULE: z
+    .string()
+    .default(DEFAULT_RETRY_SCHEDULE.join(','))
+    .transform((text, context) => {
+      try {
+        return parseRetrySchedule(text);
+      } catch (error) {
+        context.addIssue({ code: 'custom', message: (error as Error).message });
+        return z.NEVER;
+      }
+    })
+    .describe('Seconds before each attempt, comma-separated: the first attempt, then each retry'),
+  DELIVERY_CONCURRENCY: z.coerce.number().int().min(1).max(2_000).default(200).describe('Delivery attempts in flight at once in this replica'),
+  DELIVERY_CONCURRENCY_PER_WEBHOOK: z.coerce.number().int().min(1).max(500).default(16).describe('Attempts in flight at once to one webhook, so a slow receiver cannot hold up the others'),
+  DELIVERY_POLL_INTERVAL_MS: milliseconds(1_000, 60_000).describe('How often due retries are looked for when nothing wakes the sender'),
+  DELIVERY_LEASE_MS: z.coerce.number().int().min(1_000).max(600_000).optional().describe('How long a claimed delivery is reserved for its attempt; default: the attempt timeout plus 15 s'),
+  EVENT_CONCURRENCY: z.coerce.number().int().min(1).max(500).default(32).describe('Events fanned out at once in this replica'),
+});
+
+export type Config = z.infer<typeof configSchema>;
+
+export const loadDeliveryConfig = (env?: Record<string, string | undefined>) => loadConfig(configSchema, env);

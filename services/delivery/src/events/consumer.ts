@@ -1,0 +1,165 @@
+import {
+  DELIVERY_CONSUMER,
+  ISSUE_EVENTS_STREAM,
+  SpanKind,
+  captureTraceContext,
+  extractTraceContext,
+  inSpan,
+  type ConsumerMessages,
+  type JetStreamClient,
+  type JsMsg,
+} from '@worklane/messaging';
+import type { Logger } from '@worklane/observability';
+import type { WebhookDirectory } from '../clients/webhooks';
+import type { DeliveryStore } from '../data/deliveries';
+import { parseEventHeader } from '../domain/delivery';
+
+export interface EventConsumerOptions {
+  js: JetStreamClient;
+  store: DeliveryStore;
+  webhooks: WebhookDirectory;
+  logger: Logger;
+  /** Events being fanned out at once. */
+  concurrency: number;
+  /** Delay of the first attempt (the retry schedule's first entry). */
+  firstDelayMs: number;
+  /** Declares the stream and consumer again, for a NATS server that lost them. */
+  declare: () => Promise<void>;
+  /** Called when new deliveries are stored, to send them without waiting for a poll. */
+  onDeliveriesCreated: () => void;
+}
+
+/** How long a failed event waits before JetStream offers it again. */
+const RETRY_EVENT_MS = 2_000;
+
+/** A counting semaphore: `acquire` resolves once one of `size` slots is free. */
+class Slots {
+  private used = 0;
+  private readonly waiting: (() => void)[] = [];
+  constructor(private readonly size: number) {}
+  acquire(): Promise<void> {
+    if (this.used < this.size) {
+      this.used += 1;
+      return Promise.resolve();
+    }
+    return new Promise((resolve) => this.waiting.push(resolve));
+  }
+  release(): void {
+    const next = this.waiting.shift();
+    if (next) next();
+    else this.used -= 1;
+  }
+}
+
+/**
+ * Consumes ISSUE_EVENTS with the shared durable pull consumer and turns each event into one
+ * delivery per subscribed webhook. A message is acked only once its deliveries are committed, and
+ * delivery ids are derived from (event, webhook), so a message seen twice changes nothing.
+ */
+export class EventConsumer {
+  private running = false;
+  private loop: Promise<void> | undefined;
+  private messages: ConsumerMessages | undefined;
+  private readonly slots: Slots;
+  private readonly handling = new Set<Promise<void>>();
+
+  constructor(private readonly options: EventConsumerOptions) {
+    this.slots = new Slots(options.concurrency);
+  }
+
+  start(): void {
+    if (this.running) return;
+    this.running = true;
+    this.loop = this.run();
+  }
+
+  /** Stops pulling, finishes the events being fanned out; unacked ones go to another replica. */
+  async stop(): Promise<void> {
+    this.running = false;
+    await this.messages?.close().catch(() => {});
+    await this.loop;
+    await Promise.allSettled([...this.handling]);
+  }
+
+  private async run(): Promise<void> {
+    const { js, logger, concurrency, declare } = this.options;
+    let backoffMs = 0;
+    while (this.running) {
+      try {
+        const consumer = await js.consumers.get(ISSUE_EVENTS_STREAM, DELIVERY_CONSUMER);
+        const messages = await consumer.consume({ max_messages: concurrency * 2 });
+        this.messages = messages;
+        void this.watch(messages);
+        backoffMs = 0;
+        for await (const message of messages) {
+          await this.slots.acquire();
+          if (!this.running) {
+            // Offer it to another replica now rather than after the ack wait.
+            message.nak();
+            this.slots.release();
+            continue;
+          }
+          const handled = this.handle(message).finally(() => {
+            this.handling.delete(handled);
+            this.slots.release();
+          });
+          this.handling.add(handled);
+        }
+        // The iterator ends when the connection closes; pause before asking for a new one.
+        if (this.running) await new Promise((resolve) => setTimeout(resolve, 500));
+      } catch (error) {
+        if (!this.running) break;
+        backoffMs = Math.min(5_000, Math.max(500, backoffMs * 2));
+        logger.warn({ err: error, retryInMs: backoffMs }, 'consuming ISSUE_EVENTS failed; retrying');
+        await new Promise((resolve) => setTimeout(resolve, backoffMs));
+        await declare().catch((declareError) => logger.warn({ err: declareError }, 'declaring ISSUE_EVENTS and its consumer failed'));
+      }
+    }
+  }
+
+  /** Re-declares the stream and consumer when the server reports them missing (a NATS that lost its store). */
+  private async watch(messages: ConsumerMessages): Promise<void> {
+    for await (const status of messages.status()) {
+      if (status.type === 'consumer_not_found' || status.type === 'stream_not_found') {
+        this.options.logger.warn({ status: status.type }, 'ISSUE_EVENTS consumer missing; declaring it again');
+        await this.options.declare().catch(() => {});
+      }
+    }
+  }
+
+  private async handle(message: JsMsg): Promise<void> {
+    const { store, webhooks, logger, firstDelayMs, onDeliveriesCreated } = this.options;
+    const header = parseEventHeader(message.data);
+    if (!header) {
+      logger.error({ subject: message.subject, sequence: message.seq }, 'dropping a message that is not a valid issue event');
+      message.term();
+      return;
+    }
+    await inSpan(
+      `${message.subject} process`,
+      {
+        kind: SpanKind.CONSUMER,
+        parent: extractTraceContext(message.headers),
+        attributes: { 'messaging.system': 'nats', 'messaging.destination.name': message.subject, 'messaging.message.id': header.id },
+      },
+      async () => {
+        try {
+          const subscribed = await webhooks.listSubscriptions(header.team_id, header.event);
+          const targets = subscribed.filter((webhook) => webhook.active && webhook.teamId === header.team_id && webhook.events.includes(header.event));
+          const created = await store.createForEvent(
+            header,
+            Buffer.from(message.data),
+            captureTraceContext(),
+            targets.map((webhook) => webhook.id),
+            firstDelayMs,
+          );
+          message.ack();
+          if (created > 0) onDeliveriesCreated();
+        } catch (error) {
+          logger.warn({ err: error, eventId: header.id }, 'fanning out an event failed; it will be retried');
+          message.nak(RETRY_EVENT_MS);
+        }
+      },
+    );
+  }
+}

@@ -1,0 +1,110 @@
+import { config, runtime } from './instrumentation';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { createPool, migrate, pingDatabase } from '@worklane/db';
+import { closeHttpServer, listen } from '@worklane/http';
+import {
+  DELIVERY_CONSUMER,
+  ISSUE_EVENTS_STREAM,
+  connectNats,
+  ensureDeliveryConsumer,
+  ensureIssueEventsStream,
+  jetstream,
+  jetstreamManager,
+  natsAnswers,
+} from '@worklane/messaging';
+import { exitOnStartupFailure, promClient } from '@worklane/observability';
+import { PinnedDispatchers, dnsServersLookup } from '@worklane/webhooks';
+import { createApp } from './app';
+import { grpcWebhookDirectory } from './clients/webhooks';
+import { DeliveryStore } from './data/deliveries';
+import { EventConsumer } from './events/consumer';
+import { createDeliveryMetrics } from './metrics';
+import { DeliverySender } from './sending/sender';
+
+const MIGRATIONS = join(__dirname, '..', 'migrations');
+const VERSION = (JSON.parse(readFileSync(join(__dirname, '..', 'package.json'), 'utf8')) as { version: string }).version;
+
+async function main(): Promise<void> {
+  const { logger, metrics, lifecycle, tracing } = runtime;
+  if (config.MIGRATE_ON_START) await migrate(config.DATABASE_URL, config.DATABASE_SCHEMA, MIGRATIONS);
+  const pool = createPool({ url: config.DATABASE_URL, schema: config.DATABASE_SCHEMA, max: config.DATABASE_POOL_MAX, applicationName: 'delivery' });
+  const nats = await connectNats(config.NATS_URL, 'delivery', logger);
+  const jsm = await jetstreamManager(nats);
+  const declare = async () => {
+    await ensureIssueEventsStream(jsm);
+    await ensureDeliveryConsumer(jsm);
+  };
+  await declare();
+
+  const store = new DeliveryStore(pool);
+  const webhooks = grpcWebhookDirectory(config.WEBHOOK_GRPC_ADDR, { caller: 'delivery', signingKey: config.IDENTITY_SIGNING_KEY });
+  const dispatchers = new PinnedDispatchers({ connectTimeoutMs: config.WEBHOOK_CONNECT_TIMEOUT_MS });
+  const deliveryMetrics = createDeliveryMetrics(metrics.registry);
+  new promClient.Gauge({
+    name: 'worklane_delivery_consumer_pending',
+    help: 'ISSUE_EVENTS messages not yet handed to a delivery replica',
+    registers: [metrics.registry],
+    async collect() {
+      // A scrape during a NATS outage keeps the last value rather than failing /metrics.
+      const info = await jsm.consumers.info(ISSUE_EVENTS_STREAM, DELIVERY_CONSUMER).catch(() => undefined);
+      if (info) this.set(info.num_pending);
+    },
+  });
+
+  const sender = new DeliverySender({
+    store,
+    webhooks,
+    dispatchers,
+    logger,
+    metrics: deliveryMetrics,
+    allowedCidrs: config.WEBHOOK_ALLOWED_CIDRS,
+    lookup: dnsServersLookup({ servers: config.WEBHOOK_DNS_SERVERS }),
+    userAgent: `Worklane-Webhooks/${VERSION}`,
+    schedule: config.WEBHOOK_RETRY_SCHEDULE,
+    timeoutMs: config.WEBHOOK_TIMEOUT_MS,
+    concurrency: config.DELIVERY_CONCURRENCY,
+    perWebhookConcurrency: config.DELIVERY_CONCURRENCY_PER_WEBHOOK,
+    pollIntervalMs: config.DELIVERY_POLL_INTERVAL_MS,
+    leaseMs: config.DELIVERY_LEASE_MS ?? config.WEBHOOK_TIMEOUT_MS + 15_000,
+  });
+  const consumer = new EventConsumer({
+    js: jetstream(nats),
+    store,
+    webhooks,
+    logger,
+    concurrency: config.EVENT_CONCURRENCY,
+    firstDelayMs: (config.WEBHOOK_RETRY_SCHEDULE[0] ?? 0) * 1000,
+    declare,
+    onDeliveriesCreated: () => sender.wake(),
+  });
+  sender.start();
+  consumer.start();
+
+  const app = createApp({
+    logger,
+    metrics,
+    identityKey: config.IDENTITY_SIGNING_KEY,
+    deliveries: store,
+    webhooks,
+    onDeliveryCreated: () => sender.wake(),
+    isReady: async () => lifecycle.ready && (await pingDatabase(pool)) && (await natsAnswers(nats)),
+  });
+  const server = await listen(app, config.HTTP_PORT, config.HOST);
+
+  lifecycle
+    .onShutdown('http', () => closeHttpServer(server))
+    // Events not yet fanned out stay unacked and go to another replica.
+    .onShutdown('event consumer', () => consumer.stop())
+    // Attempts in flight finish and are recorded; everything else stays due in PostgreSQL.
+    .onShutdown('sender', () => sender.stop())
+    .onShutdown('nats', () => nats.drain())
+    .onShutdown('outbound connections', () => dispatchers.close())
+    .onShutdown('grpc clients', () => webhooks.close())
+    .onShutdown('database', () => pool.end())
+    .onShutdown('tracing', () => tracing.shutdown());
+  lifecycle.handleSignals();
+  logger.info({ httpPort: config.HTTP_PORT }, 'delivery service started');
+}
+
+main().catch((error) => exitOnStartupFailure(runtime.logger, error));

@@ -1,0 +1,255 @@
+import { SpanKind, inSpan, restoreTraceContext } from '@worklane/messaging';
+import type { Logger } from '@worklane/observability';
+import {
+  AddressPolicyError,
+  deliveryHeaders,
+  resolvePublicAddresses,
+  sendWebhookRequest,
+  type AllowedCidrs,
+  type HostLookup,
+  type PinnedDispatchers,
+  type WebhookResponse,
+} from '@worklane/webhooks';
+import { DirectoryUnavailableError, type WebhookDirectory, type WebhookTarget } from '../clients/webhooks';
+import type { ClaimedDelivery, DeliveryStore } from '../data/deliveries';
+import type { FailureReason } from '../domain/delivery';
+import { decide } from '../domain/outcome';
+import { attemptResult, type DeliveryMetrics } from '../metrics';
+
+export interface SenderOptions {
+  store: DeliveryStore;
+  webhooks: WebhookDirectory;
+  dispatchers: PinnedDispatchers;
+  logger: Logger;
+  metrics: DeliveryMetrics;
+  allowedCidrs: AllowedCidrs;
+  /** The resolver the address policy asks; the system resolver when undefined. */
+  lookup?: HostLookup | undefined;
+  userAgent: string;
+  schedule: readonly number[];
+  timeoutMs: number;
+  concurrency: number;
+  perWebhookConcurrency: number;
+  pollIntervalMs: number;
+  leaseMs: number;
+}
+
+/** Deliveries claimed per query; more are claimed as soon as attempts finish. */
+const CLAIM_BATCH = 100;
+/** How long a delivery waits when the webhook service cannot say whether its webhook still exists. */
+const DIRECTORY_RETRY_MS = 5_000;
+const DNS_TIMEOUT_MS = 5_000;
+
+/** Why an attempt found no receiver to talk to, in words safe to show the webhook's owner. */
+function addressRefusal(error: AddressPolicyError): string {
+  // The resolved address stays out: a client must not learn how internal names resolve.
+  return error.reason === 'non_public'
+    ? 'address not allowed: the host resolves to a non-public address'
+    : 'DNS lookup failed: the host does not resolve';
+}
+
+/**
+ * Sends due deliveries. Each claim leases rows with FOR UPDATE SKIP LOCKED, so replicas share the
+ * work, and a replica that dies mid-attempt only delays its deliveries until the lease runs out.
+ * Attempts run independently with bounded concurrency, per replica and per webhook, so a slow or
+ * dead receiver holds up nobody else.
+ */
+export class DeliverySender {
+  private running = false;
+  private loop: Promise<void> | undefined;
+  private wakeUp: (() => void) | undefined;
+  private wakeRequested = false;
+  /** Set when the last claim suggested more work is due than was taken. */
+  private backlog = false;
+  private readonly inFlightByWebhook = new Map<number, number>();
+  private readonly attempts = new Set<Promise<void>>();
+
+  constructor(private readonly options: SenderOptions) {}
+
+  start(): void {
+    if (this.running) return;
+    this.running = true;
+    this.loop = this.run();
+  }
+
+  /** New deliveries are due: look now rather than at the next poll. */
+  wake(): void {
+    this.wakeRequested = true;
+    const wakeUp = this.wakeUp;
+    this.wakeUp = undefined;
+    wakeUp?.();
+  }
+
+  get inFlight(): number {
+    return this.attempts.size;
+  }
+
+  /** Stops claiming and lets the attempts in flight finish and be recorded. */
+  async stop(): Promise<void> {
+    this.running = false;
+    this.wake();
+    await this.loop;
+    await Promise.allSettled([...this.attempts]);
+  }
+
+  private async run(): Promise<void> {
+    const { store, logger, concurrency, perWebhookConcurrency, pollIntervalMs, leaseMs } = this.options;
+    let backoffMs = 0;
+    while (this.running) {
+      this.wakeRequested = false;
+      let scannedFull = false;
+      const free = concurrency - this.attempts.size;
+      if (free > 0) {
+        const limit = Math.min(free, CLAIM_BATCH);
+        const busy = [...this.inFlightByWebhook].filter(([, count]) => count >= perWebhookConcurrency).map(([webhookId]) => webhookId);
+        try {
+          const claimed = await store.claimDue(limit, busy, leaseMs);
+          backoffMs = 0;
+          scannedFull = claimed.length === limit;
+          for (const delivery of this.withinWebhookLimits(claimed)) this.launch(delivery);
+        } catch (error) {
+          backoffMs = Math.min(5_000, Math.max(250, backoffMs * 2));
+          logger.warn({ err: error, retryInMs: backoffMs }, 'claiming due deliveries failed');
+        }
+      }
+      this.backlog = scannedFull || free <= 0 || [...this.inFlightByWebhook.values()].some((count) => count >= perWebhookConcurrency);
+      if (!this.running) break;
+      if (scannedFull && this.attempts.size < concurrency && backoffMs === 0) continue;
+      await this.sleep(backoffMs || pollIntervalMs);
+    }
+  }
+
+  /**
+   * A claim can return more rows for one webhook than its limit allows; those go back at once,
+   * due again, instead of waiting here while their lease runs.
+   */
+  private withinWebhookLimits(claimed: ClaimedDelivery[]): ClaimedDelivery[] {
+    const planned = new Map(this.inFlightByWebhook);
+    const launch: ClaimedDelivery[] = [];
+    for (const delivery of claimed) {
+      const count = planned.get(delivery.webhookId) ?? 0;
+      if (count >= this.options.perWebhookConcurrency) {
+        void this.options.store.release(delivery, 0).catch((error) => this.options.logger.warn({ err: error }, 'releasing a delivery failed'));
+        continue;
+      }
+      planned.set(delivery.webhookId, count + 1);
+      launch.push(delivery);
+    }
+    return launch;
+  }
+
+  private sleep(ms: number): Promise<void> {
+    if (this.wakeRequested || !this.running) return Promise.resolve();
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        this.wakeUp = undefined;
+        resolve();
+      }, ms);
+      this.wakeUp = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
+  }
+
+  private launch(delivery: ClaimedDelivery): void {
+    const { webhookId } = delivery;
+    this.inFlightByWebhook.set(webhookId, (this.inFlightByWebhook.get(webhookId) ?? 0) + 1);
+    const attempt = this.attempt(delivery)
+      .catch((error) => this.options.logger.error({ err: error, deliveryId: delivery.id }, 'delivery attempt failed unexpectedly'))
+      .finally(() => {
+        this.attempts.delete(attempt);
+        const left = (this.inFlightByWebhook.get(webhookId) ?? 1) - 1;
+        if (left > 0) this.inFlightByWebhook.set(webhookId, left);
+        else this.inFlightByWebhook.delete(webhookId);
+        if (this.backlog) this.wake();
+      });
+    this.attempts.add(attempt);
+  }
+
+  private attempt(delivery: ClaimedDelivery): Promise<void> {
+    return inSpan(
+      `webhook ${delivery.event} attempt`,
+      {
+        kind: SpanKind.INTERNAL,
+        parent: restoreTraceContext(delivery.traceContext),
+        attributes: { 'worklane.delivery.id': delivery.id, 'worklane.webhook.id': delivery.webhookId, 'worklane.delivery.attempt': delivery.attemptCount + 1 },
+      },
+      async () => {
+        const { store, webhooks, logger } = this.options;
+        let webhook: WebhookTarget | undefined;
+        try {
+          webhook = await webhooks.getWebhook(delivery.teamId, delivery.webhookId);
+        } catch (error) {
+          if (!(error instanceof DirectoryUnavailableError)) throw error;
+          logger.warn({ err: error.cause, deliveryId: delivery.id }, 'webhook service unavailable; delivery postponed');
+          await store.release(delivery, DIRECTORY_RETRY_MS);
+          return;
+        }
+        if (!webhook || !webhook.active) {
+          await this.abandon(delivery, webhook ? 'webhook_inactive' : 'webhook_deleted');
+          return;
+        }
+        await this.send(delivery, webhook);
+      },
+    );
+  }
+
+  private async abandon(delivery: ClaimedDelivery, reason: FailureReason): Promise<void> {
+    await this.options.store.abandon(delivery, reason);
+    this.options.metrics.deliveries.inc({ outcome: reason });
+  }
+
+  private async send(delivery: ClaimedDelivery, webhook: WebhookTarget): Promise<void> {
+    const { store, metrics, logger, schedule } = this.options;
+    const startedAtMs = Date.now();
+    const url = new URL(webhook.url);
+    const response = await this.post(url, delivery, webhook, startedAtMs);
+    const attemptsMade = delivery.attemptCount + 1;
+    const decision = decide(response, attemptsMade, schedule);
+    const recorded = await store.recordAttempt(delivery, {
+      startedAtMs,
+      url: webhook.url,
+      statusCode: response.statusCode,
+      error: response.error,
+      durationMs: response.durationMs,
+      responseBody: response.responseExcerpt,
+      ...decision,
+    });
+    metrics.attemptDuration.observe({ result: attemptResult(response.statusCode) }, response.durationMs / 1000);
+    if (!recorded) {
+      logger.warn({ deliveryId: delivery.id }, 'delivery lease expired during the attempt; another sender owns it now');
+      return;
+    }
+    if (decision.status === 'pending') {
+      metrics.retriesScheduled.inc();
+    } else {
+      metrics.deliveries.inc({ outcome: decision.status === 'succeeded' ? 'succeeded' : (decision.failureReason ?? 'exhausted') });
+      if (decision.status === 'succeeded' && !delivery.isRedelivery) metrics.lag.observe(Math.max(0, Date.now() - delivery.eventCreatedAtMs) / 1000);
+    }
+    logger.debug({ deliveryId: delivery.id, attempt: attemptsMade, statusCode: response.statusCode, error: response.error, status: decision.status }, 'delivery attempt');
+  }
+
+  /** Resolves and checks the receiver's address now, then POSTs over a connection pinned to it. */
+  private async post(url: URL, delivery: ClaimedDelivery, webhook: WebhookTarget, startedAtMs: number): Promise<WebhookResponse> {
+    const { allowedCidrs, lookup, dispatchers, timeoutMs, userAgent } = this.options;
+    let address: string;
+    try {
+      const checked = await resolvePublicAddresses(url.hostname, allowedCidrs, { lookup, timeoutMs: DNS_TIMEOUT_MS });
+      // IPv4 first: an IPv6 route is the more likely one to be missing.
+      address = (checked.find((candidate) => candidate.family === 4) ?? checked[0])!.address;
+    } catch (error) {
+      if (!(error instanceof AddressPolicyError)) throw error;
+      return { statusCode: null, error: addressRefusal(error), durationMs: Date.now() - startedAtMs, responseExcerpt: null };
+    }
+    const headers = deliveryHeaders({
+      deliveryId: delivery.id,
+      body: delivery.body,
+      secret: webhook.secret,
+      timestamp: Math.floor(Date.now() / 1000),
+      event: delivery.event,
+      userAgent,
+    });
+    return sendWebhookRequest({ url, headers, body: delivery.body, dispatcher: dispatchers.forAddress(url.origin, address), timeoutMs });
+  }
+}

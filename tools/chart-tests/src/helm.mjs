@@ -77,9 +77,18 @@ export function parseManifests(text) {
     .filter((object) => object && typeof object === 'object');
 }
 
+/** The value sets every rendered-output test runs on: the chart's ci/*.yaml and deploy/values-*.yaml. */
+export const deployValueFiles = ['deploy/values-development.yaml', 'deploy/values-production.yaml'];
+export const valueSets = [...ciValueFiles.map((file) => `ci/${file}`), ...deployValueFiles];
+
 const cache = new Map();
-/** The rendered objects of one ci/*.yaml file, rendered once per test file. */
-export function renderCi(valuesFile) {
-  if (!cache.has(valuesFile)) cache.set(valuesFile, render({ valuesFile }));
-  return cache.get(valuesFile);
+/** The rendered objects of a value set (`ci/<file>`, `<file>` in ci/, or a repo-relative path), rendered once per test file. */
+export function renderCi(valueSet) {
+  if (!cache.has(valueSet)) {
+    const options = valueSet.startsWith('deploy/')
+      ? { values: [path.join(repoRoot, valueSet)] }
+      : { valuesFile: valueSet.replace(/^ci\//, '') };
+    cache.set(valueSet, render(options));
+  }
+  return cache.get(valueSet);
 }

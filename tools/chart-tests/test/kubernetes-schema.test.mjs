@@ -1,7 +1,7 @@
-import { ciValueFiles, renderCi } from '../src/helm.mjs';
+import { renderCi, valueSets } from '../src/helm.mjs';
 import { describe as name, schemaErrors, typeErrors } from '../src/kubernetes-schema.mjs';
 
-describe.each(ciValueFiles)('helm template with ci/%s', (valuesFile) => {
+describe.each(valueSets)('helm template with %s', (valuesFile) => {
   const objects = renderCi(valuesFile);
 
   test('renders objects', () => {

@@ -1,4 +1,4 @@
-import { ciValueFiles, render, renderCi } from '../src/helm.mjs';
+import { render, renderCi, valueSets } from '../src/helm.mjs';
 import {
   DATABASE_SERVICES,
   SERVICES,
@@ -13,7 +13,7 @@ import {
   selectors,
 } from '../src/objects.mjs';
 
-describe.each(ciValueFiles)('chart policies with ci/%s', (valuesFile) => {
+describe.each(valueSets)('chart policies with %s', (valuesFile) => {
   const objects = renderCi(valuesFile);
   const deployments = ofKind(objects, 'Deployment');
 

@@ -1,0 +1,43 @@
+// Builds every Worklane service image with one tag:
+//   TAG=1.4.0 REGISTRY=registry.example.com/worklane docker buildx bake --push
+// (tools/images/build.sh wraps this.) Each service is built from its own
+// services/<name>/Dockerfile with the repository root as context.
+
+variable "REGISTRY" {
+  default = "docker.io/worklane"
+}
+
+variable "TAG" {
+  default = "dev"
+}
+
+// The git commit, recorded as an OCI label.
+variable "REVISION" {
+  default = ""
+}
+
+variable "PLATFORMS" {
+  default = "linux/amd64,linux/arm64"
+}
+
+group "default" {
+  targets = ["gateway", "token", "project", "webhook", "issue", "delivery", "console"]
+}
+
+target "_common" {
+  context   = "."
+  platforms = split(",", PLATFORMS)
+  labels = {
+    "org.opencontainers.image.version"  = TAG
+    "org.opencontainers.image.revision" = REVISION
+    "org.opencontainers.image.source"   = "https://github.com/worklane/worklane"
+  }
+}
+
+target "service" {
+  name       = svc
+  matrix     = { svc = ["gateway", "token", "project", "webhook", "issue", "delivery", "console"] }
+  inherits   = ["_common"]
+  dockerfile = "services/${svc}/Dockerfile"
+  tags       = ["${REGISTRY}/${svc}:${TAG}"]
+}

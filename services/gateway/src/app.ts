@@ -1,0 +1,108 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Express, NextFunction, Request, Response } from 'express';
+import { HttpError, createServiceApp, forbidden, notFound, signIdentity } from '@worklane/http';
+import type { Logger, ServiceMetrics } from '@worklane/observability';
+import type { RequestHandler } from 'http-proxy-middleware';
+import type { TokenAuthenticator } from './authenticate';
+import { readJsonBody } from './body';
+import { createServiceProxy, forwardBody, type Agents } from './proxy';
+import type { RateLimiter } from './rate-limit';
+import { matchApiRoute, type ApiUpstream } from './routes';
+
+export type Upstream = ApiUpstream | 'console';
+
+export interface AppDeps {
+  logger: Logger;
+  metrics: ServiceMetrics;
+  identityKey: string;
+  authenticator: TokenAuthenticator;
+  rateLimiter: RateLimiter;
+  /** Base URLs of the services; a missing one makes its routes answer 503 (the console's, 404). */
+  upstreams: Partial<Record<Upstream, string>>;
+  agents: Agents;
+  upstreamTimeoutMs: number;
+  isReady: () => boolean | Promise<boolean>;
+}
+
+const unauthenticated = () => new HttpError(401, 'Unauthenticated.', undefined, { 'WWW-Authenticate': 'Bearer realm="worklane"' });
+const unavailable = () => new HttpError(503, 'Service unavailable.');
+const methodNotAllowed = (allow: string) => new HttpError(405, 'Method not allowed.', undefined, { Allow: allow });
+const tooManyRequests = (seconds: number) => new HttpError(429, 'Too many requests.', undefined, { 'Retry-After': String(seconds) });
+
+/** Identity travels in x-worklane-* headers that only the gateway may set. */
+function stripInternalHeaders(req: IncomingMessage): void {
+  for (const name of Object.keys(req.headers)) if (name.startsWith('x-worklane-')) delete req.headers[name];
+}
+
+/** Appends this hop to X-Forwarded-For and says how the client reached us, as proxies do. */
+function addForwardedHeaders(req: IncomingMessage): void {
+  const remote = req.socket.remoteAddress ?? '';
+  const previous = req.headers['x-forwarded-for'];
+  req.headers['x-forwarded-for'] = previous ? `${previous}, ${remote}` : remote;
+  req.headers['x-forwarded-proto'] ??= 'http';
+  if (req.headers.host) req.headers['x-forwarded-host'] ??= req.headers.host;
+}
+
+const isApiPath = (url: string) => url === '/api' || url.startsWith('/api/') || url.startsWith('/api?');
+
+/**
+ * The public entry point. Under /api: route table (404, 405), authentication of every request by
+ * the token service (401, 503 when it cannot answer), the token's team (403), its rate (429),
+ * body checks (400, 413, 415), then the request goes to its service with a signed identity.
+ * Everything else goes to the console, which authenticates with its own sessions.
+ */
+export function createApp(deps: AppDeps): Express {
+  const proxies: Partial<Record<Upstream, RequestHandler<IncomingMessage, ServerResponse>>> = {};
+  for (const [service, target] of Object.entries(deps.upstreams) as [Upstream, string | undefined][]) {
+    if (target) proxies[service] = createServiceProxy({ service, target, agents: deps.agents, timeoutMs: deps.upstreamTimeoutMs, logger: deps.logger });
+  }
+
+  async function api(req: Request, res: Response, next: NextFunction): Promise<void> {
+    const path = req.url.split('?', 1)[0]!;
+    const match = matchApiRoute(req.method, path);
+    if (match.kind === 'not-found') throw notFound();
+    res.locals.route = match.route.template;
+    if (match.kind === 'method-not-allowed') throw methodNotAllowed(match.allow);
+
+    const authentication = await deps.authenticator.authenticate(req.headers.authorization);
+    if (authentication.outcome === 'refused') throw unauthenticated();
+    if (authentication.outcome === 'unavailable') throw unavailable();
+    const { identity } = authentication;
+    // Whether or not that team exists: a token sees its own team only.
+    if (match.params.team !== String(identity.teamId)) throw forbidden();
+    const rate = deps.rateLimiter.take(identity.tokenId);
+    if (!rate.allowed) throw tooManyRequests(rate.retryAfterSeconds);
+
+    const proxy = proxies[match.route.upstream];
+    if (!proxy) throw unavailable();
+    const body = await readJsonBody(req);
+    if (body) forwardBody(req, body);
+    // Services never see the caller's credentials, only the identity they resolved to.
+    delete req.headers.authorization;
+    delete req.headers.cookie;
+    addForwardedHeaders(req);
+    Object.assign(req.headers, signIdentity(deps.identityKey, req.method, req.url, identity));
+    await proxy(req, res, next);
+  }
+
+  async function toConsole(req: Request, res: Response, next: NextFunction): Promise<void> {
+    const proxy = proxies.console;
+    if (!proxy) return next();
+    res.locals.route = 'console';
+    addForwardedHeaders(req);
+    await proxy(req, res, next);
+  }
+
+  return createServiceApp({
+    logger: deps.logger,
+    metrics: deps.metrics,
+    isReady: deps.isReady,
+    parseBodies: false,
+    routes: (router) => {
+      router.use((req, res, next) => {
+        stripInternalHeaders(req);
+        return isApiPath(req.url) ? api(req, res, next) : toConsole(req, res, next);
+      });
+    },
+  });
+}

@@ -1,0 +1,32 @@
+import { baseServiceSchema, grpcAddress, loadConfig, port, secretKey, z } from '@worklane/config';
+
+/** An upstream's base URL; unset means the gateway runs without that service (its routes answer 503). */
+const serviceUrl = (name: string) =>
+  z
+    .url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' })
+    .optional()
+    .describe(`Base URL of the ${name} service`);
+
+export const configSchema = z.object({
+  ...baseServiceSchema('gateway'),
+  HTTP_PORT: port(8080).describe('Public HTTP port: the API under /api/v1, the console elsewhere, /healthz, /readyz, /metrics'),
+  TOKEN_SERVICE_ADDR: grpcAddress().describe('host:port of the token gRPC service that authenticates every API request'),
+  PROJECT_SERVICE_URL: serviceUrl('project'),
+  WEBHOOK_SERVICE_URL: serviceUrl('webhook'),
+  ISSUE_SERVICE_URL: serviceUrl('issue'),
+  DELIVERY_SERVICE_URL: serviceUrl('delivery'),
+  CONSOLE_SERVICE_URL: serviceUrl('console (everything outside /api)'),
+  IDENTITY_SIGNING_KEY: secretKey().describe('Key that signs the identity headers forwarded to services and the gRPC calls to the token service'),
+  RATE_LIMIT_PER_SECOND: z.coerce
+    .number()
+    .min(0)
+    .default(100)
+    .describe('Sustained API requests per second allowed per token on each gateway replica; 0 turns rate limiting off'),
+  RATE_LIMIT_BURST: z.coerce.number().int().min(1).default(200).describe('Requests a token may make at once before the sustained rate applies'),
+  AUTHENTICATE_TIMEOUT_MS: z.coerce.number().int().min(50).max(30_000).default(2_000).describe('Deadline of the token service call; past it the request gets 503'),
+  UPSTREAM_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(30_000).describe('Longest wait for a service to answer a proxied request; past it the request gets 503'),
+});
+
+export type Config = z.infer<typeof configSchema>;
+
+export const loadGatewayConfig = (env?: Record<string, string | undefined>) => loadConfig(configSchema, env);

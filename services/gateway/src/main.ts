@@ -1,0 +1,58 @@
+import { config, runtime } from './instrumentation';
+import { createGrpcClient, createHealthChecker } from '@worklane/grpc';
+import { closeHttpServer, listen } from '@worklane/http';
+import { exitOnStartupFailure } from '@worklane/observability';
+import { loadProto, type TokenProto } from '@worklane/proto';
+import { createApp, type Upstream } from './app';
+import { TokenAuthenticator } from './authenticate';
+import { createAgents } from './proxy';
+import { RateLimiter } from './rate-limit';
+import { upstreamReadiness } from './readiness';
+
+async function main(): Promise<void> {
+  const { logger, metrics, lifecycle, tracing } = runtime;
+  const { TokenService } = loadProto<TokenProto>('token').worklane.token.v1;
+  // One channel for every request: HTTP/2 multiplexes the calls.
+  const tokenClient = createGrpcClient(TokenService, config.TOKEN_SERVICE_ADDR, { caller: 'gateway', signingKey: config.IDENTITY_SIGNING_KEY });
+  const tokenHealth = createHealthChecker(config.TOKEN_SERVICE_ADDR);
+  const rateLimiter = new RateLimiter(config.RATE_LIMIT_PER_SECOND, config.RATE_LIMIT_BURST);
+  const sweeper = setInterval(() => rateLimiter.sweep(), 60_000).unref();
+  const agents = createAgents();
+
+  const upstreams: Partial<Record<Upstream, string>> = {
+    project: config.PROJECT_SERVICE_URL,
+    webhook: config.WEBHOOK_SERVICE_URL,
+    issue: config.ISSUE_SERVICE_URL,
+    delivery: config.DELIVERY_SERVICE_URL,
+    console: config.CONSOLE_SERVICE_URL,
+  };
+  const serviceUrls = Object.values(upstreams).filter((url): url is string => url !== undefined);
+  const upstreamsReady = upstreamReadiness(tokenHealth, serviceUrls);
+
+  const app = createApp({
+    logger,
+    metrics,
+    identityKey: config.IDENTITY_SIGNING_KEY,
+    authenticator: new TokenAuthenticator(tokenClient, config.AUTHENTICATE_TIMEOUT_MS, logger),
+    rateLimiter,
+    upstreams,
+    agents,
+    upstreamTimeoutMs: config.UPSTREAM_TIMEOUT_MS,
+    isReady: async () => lifecycle.ready && upstreamsReady(),
+  });
+  const server = await listen(app, config.HTTP_PORT, config.HOST);
+
+  lifecycle
+    .onShutdown('http', () => closeHttpServer(server))
+    .onShutdown('clients', () => {
+      clearInterval(sweeper);
+      tokenClient.close();
+      tokenHealth.close();
+      agents.destroy();
+    })
+    .onShutdown('tracing', () => tracing.shutdown());
+  lifecycle.handleSignals();
+  logger.info({ httpPort: config.HTTP_PORT, upstreams: Object.keys(upstreams).filter((name) => upstreams[name as Upstream]) }, 'gateway started');
+}
+
+main().catch((error) => exitOnStartupFailure(runtime.logger, error));

@@ -1,0 +1,63 @@
+import { Agent as HttpAgent, type IncomingMessage, type ServerResponse } from 'node:http';
+import { Agent as HttpsAgent } from 'node:https';
+import type { Socket } from 'node:net';
+import { createProxyMiddleware, proxyEventsPlugin, type RequestHandler } from 'http-proxy-middleware';
+import type { Logger } from '@worklane/observability';
+
+/** Bodies the gateway has read and checked, to be sent to the service byte for byte. */
+const checkedBodies = new WeakMap<IncomingMessage, Buffer>();
+
+export function forwardBody(req: IncomingMessage, body: Buffer): void {
+  checkedBodies.set(req, body);
+  delete req.headers['transfer-encoding'];
+  req.headers['content-length'] = String(body.length);
+}
+
+/** Connections to the services, kept alive and reused most-recently-used first. */
+export interface Agents {
+  http: HttpAgent;
+  https: HttpsAgent;
+  destroy(): void;
+}
+
+export function createAgents(): Agents {
+  const options = { keepAlive: true, maxSockets: 512, maxFreeSockets: 128, scheduling: 'lifo' as const };
+  const http = new HttpAgent(options);
+  const https = new HttpsAgent(options);
+  return { http, https, destroy: () => (http.destroy(), https.destroy()) };
+}
+
+const UNAVAILABLE_BODY = JSON.stringify({ message: 'Service unavailable.' });
+
+/**
+ * A proxy to one service. Failures to reach it (refused, reset, timed out) answer 503 with the
+ * API's JSON error; once the service has started answering, a broken response is cut off rather
+ * than completed with something else.
+ */
+export function createServiceProxy(options: { service: string; target: string; agents: Agents; timeoutMs: number; logger: Logger }): RequestHandler<IncomingMessage, ServerResponse> {
+  return createProxyMiddleware<IncomingMessage, ServerResponse>({
+    target: options.target,
+    agent: options.target.startsWith('https:') ? options.agents.https : options.agents.http,
+    proxyTimeout: options.timeoutMs,
+    // Only the plugin that wires `on`: the default error page and logging are replaced by ours.
+    ejectPlugins: true,
+    plugins: [proxyEventsPlugin],
+    on: {
+      proxyReq(proxyReq, req) {
+        const body = checkedBodies.get(req);
+        // The client's stream was consumed by the checks; the proxy then ends the request.
+        if (body) proxyReq.write(body);
+      },
+      error(error, req, res) {
+        const code = (error as NodeJS.ErrnoException).code;
+        options.logger.warn({ upstream: options.service, code, method: req.method, url: req.url }, 'service unreachable');
+        if ('setHeader' in res && !res.headersSent) {
+          res.writeHead(503, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(UNAVAILABLE_BODY) });
+          res.end(UNAVAILABLE_BODY);
+        } else {
+          (res as ServerResponse | Socket).destroy();
+        }
+      },
+    },
+  });
+}

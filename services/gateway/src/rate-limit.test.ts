@@ -1,0 +1,60 @@
+import { RateLimiter } from './rate-limit';
+
+function limiter(rate: number, burst: number) {
+  let clock = 1000;
+  const instance = new RateLimiter(rate, burst, () => clock);
+  return { instance, advance: (seconds: number) => void (clock += seconds) };
+}
+
+describe('RateLimiter', () => {
+  it('allows a burst, then refuses with the seconds until the next request is allowed', () => {
+    const { instance } = limiter(0.5, 3);
+    expect([1, 2, 3].map(() => instance.take(7).allowed)).toEqual([true, true, true]);
+    expect(instance.take(7)).toEqual({ allowed: false, retryAfterSeconds: 2 });
+  });
+
+  it('refills at the sustained rate, never above the burst', () => {
+    const { instance, advance } = limiter(10, 2);
+    instance.take(1);
+    instance.take(1);
+    expect(instance.take(1).allowed).toBe(false);
+    advance(0.1);
+    expect(instance.take(1).allowed).toBe(true);
+    advance(3600);
+    expect([1, 2, 3].map(() => instance.take(1).allowed)).toEqual([true, true, false]);
+  });
+
+  it('keeps each key to its own allowance', () => {
+    const { instance } = limiter(1, 1);
+    expect(instance.take(1).allowed).toBe(true);
+    expect(instance.take(1).allowed).toBe(false);
+    expect(instance.take(2).allowed).toBe(true);
+  });
+
+  it('rounds Retry-After up to whole seconds, at least one', () => {
+    const { instance, advance } = limiter(4, 1);
+    instance.take(1);
+    advance(0.2);
+    expect(instance.take(1)).toEqual({ allowed: false, retryAfterSeconds: 1 });
+  });
+
+  it('is off at a rate of 0', () => {
+    const { instance } = limiter(0, 1);
+    expect(instance.enabled).toBe(false);
+    expect(Array.from({ length: 50 }, () => instance.take(1).allowed).every(Boolean)).toBe(true);
+    expect(instance.size).toBe(0);
+  });
+
+  it('forgets refilled buckets when swept, so memory follows active tokens only', () => {
+    const { instance, advance } = limiter(1, 2);
+    instance.take(1);
+    instance.take(2);
+    instance.take(2);
+    advance(1);
+    instance.sweep();
+    expect(instance.size).toBe(1);
+    advance(1);
+    instance.sweep();
+    expect(instance.size).toBe(0);
+  });
+});

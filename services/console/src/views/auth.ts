@@ -79,7 +79,7 @@ export function signupPage(context: PageContext, options: AuthFormOptions) {
         ${field({
           id: 'team',
           label: 'Team name',
-          hint: 'You can invite others to it later.',
+          hint: 'The team owns your organizations, projects, API tokens and webhooks.',
           errors: errors.team,
           control: (ids, invalid) => html`<input id="team" name="team" required maxlength="255" value="${values.team ?? ''}"${describedBy(ids, invalid)}>`,
         })}

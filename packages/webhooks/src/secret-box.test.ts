@@ -50,6 +50,7 @@ describe('SecretBox', () => {
     expect(after.keyIdOf(sealedBefore)).toBe(before.currentKeyId);
     expect(after.needsResealing(sealedBefore)).toBe(true);
     expect(after.needsResealing(after.seal('x'.repeat(16)))).toBe(false);
+    expect(after.previousKeyIds).toEqual([before.currentKeyId]);
   });
 
   it('cannot open a value once its key is dropped', () => {

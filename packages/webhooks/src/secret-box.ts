@@ -89,6 +89,11 @@ export class SecretBox {
     }
   }
 
+  /** Ids of the keys kept only to open what they sealed before a rotation. */
+  get previousKeyIds(): string[] {
+    return [...this.keys.keys()].filter((id) => id !== this.current.id);
+  }
+
   /** The id of the key that sealed `sealed`, or undefined when it is not a sealed value. */
   keyIdOf(sealed: string): string | undefined {
     const [version, keyId] = sealed.split('.');

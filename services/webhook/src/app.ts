@@ -1,0 +1,60 @@
+import type { Express } from 'express';
+import type { Pool } from '@worklane/db';
+import { createGrpcServer, type GrpcServer } from '@worklane/grpc';
+import { createServiceApp } from '@worklane/http';
+import { promClient, type Logger, type ServiceMetrics } from '@worklane/observability';
+import { loadProto, type WebhookProto } from '@worklane/proto';
+import type { SecretBox } from '@worklane/webhooks';
+import type { ReceiverPolicy } from './domain/receiver-address';
+import { webhookRoutes } from './routes/webhooks';
+import { webhookDirectoryHandlers } from './rpc/webhook-directory';
+
+export interface AppDeps {
+  pool: Pool;
+  logger: Logger;
+  metrics: ServiceMetrics;
+  /** IDENTITY_SIGNING_KEY: verifies the gateway's identity headers and internal gRPC callers. */
+  identityKey: string;
+  /** Encrypts signing secrets at rest (WEBHOOK_SECRET_KEY). */
+  secretBox: SecretBox;
+  /** Which hosts a webhook URL may point to (WEBHOOK_ALLOWED_CIDRS, WEBHOOK_DNS_SERVERS). */
+  receiverPolicy: ReceiverPolicy;
+  isReady: () => boolean | Promise<boolean>;
+}
+
+export interface WebhookApp {
+  /** The public API behind the gateway, with /healthz, /readyz and /metrics. */
+  http: Express;
+  /** WebhookDirectory for the delivery service, with the standard health service. */
+  grpc: GrpcServer;
+}
+
+/** Builds the webhook service's HTTP app and gRPC server; the caller listens. */
+export function createApp(deps: AppDeps): WebhookApp {
+  const urlRejections = new promClient.Counter({
+    name: 'worklane_webhook_url_rejections_total',
+    help: 'Webhook URLs refused because their host is not public or does not resolve',
+    labelNames: ['reason'],
+    registers: [deps.metrics.registry],
+  });
+
+  const http = createServiceApp({
+    logger: deps.logger,
+    metrics: deps.metrics,
+    isReady: deps.isReady,
+    identityKey: deps.identityKey,
+    routes: (router) =>
+      webhookRoutes(router, {
+        pool: deps.pool,
+        logger: deps.logger,
+        secretBox: deps.secretBox,
+        receiverPolicy: deps.receiverPolicy,
+        onUrlRefused: (reason) => urlRejections.inc({ reason }),
+      }),
+  });
+
+  const { v1 } = loadProto<WebhookProto>('webhook').worklane.webhook;
+  const grpc = createGrpcServer({ logger: deps.logger, metrics: deps.metrics, signingKey: deps.identityKey });
+  grpc.addService(v1.WebhookDirectory.service, webhookDirectoryHandlers(deps.pool, deps.secretBox));
+  return { http, grpc };
+}

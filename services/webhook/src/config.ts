@@ -1,0 +1,30 @@
+import { baseServiceSchema, databaseSchema, list, loadConfig, port, secretKey, z } from '@worklane/config';
+import { AllowedCidrs } from '@worklane/webhooks';
+
+export const configSchema = z.object({
+  ...baseServiceSchema('webhook'),
+  ...databaseSchema('webhook'),
+  HTTP_PORT: port(8082).describe('HTTP port of the API, /healthz, /readyz and /metrics'),
+  GRPC_PORT: port(7003).describe('Port of the internal WebhookDirectory gRPC service'),
+  IDENTITY_SIGNING_KEY: secretKey().describe('Key that verifies identities signed by the gateway and internal gRPC callers'),
+  WEBHOOK_SECRET_KEY: secretKey().describe('Key (>= 32 characters) that encrypts webhook signing secrets at rest (AES-256-GCM)'),
+  WEBHOOK_PREVIOUS_SECRET_KEYS: list('')
+    .pipe(z.array(z.string().min(32, 'each key must be at least 32 characters')))
+    .describe('Comma-separated keys that WEBHOOK_SECRET_KEY replaced; secrets they encrypted are re-encrypted at start'),
+  WEBHOOK_ALLOWED_CIDRS: list('')
+    .transform((cidrs, context) => {
+      try {
+        return AllowedCidrs.parse(cidrs);
+      } catch (error) {
+        context.addIssue({ code: 'custom', message: (error as Error).message });
+        return z.NEVER;
+      }
+    })
+    .describe('Comma-separated CIDR ranges a webhook URL may point to although they are not public (tests, on-premise receivers)'),
+  WEBHOOK_DNS_SERVERS: list('').describe('DNS servers (ip or ip:port, comma-separated) for resolving webhook hosts; empty: the system resolver'),
+  WEBHOOK_DNS_TIMEOUT_MS: z.coerce.number().int().min(100).max(30_000).default(5_000).describe('Time allowed to resolve a webhook host when a URL is saved'),
+});
+
+export type Config = z.infer<typeof configSchema>;
+
+export const loadWebhookConfig = (env?: Record<string, string | undefined>) => loadConfig(configSchema, env);

@@ -1,0 +1,50 @@
+import { config, runtime } from './instrumentation';
+import { join } from 'node:path';
+import { createPool, migrate, pingDatabase } from '@worklane/db';
+import { closeHttpServer, listen } from '@worklane/http';
+import { exitOnStartupFailure } from '@worklane/observability';
+import { SecretBox, dnsServersLookup } from '@worklane/webhooks';
+import { createApp } from './app';
+import { resealSecrets } from './data/webhooks';
+import { openSecret, sealSecret } from './domain/secrets';
+
+const MIGRATIONS = join(__dirname, '..', 'migrations');
+
+async function main(): Promise<void> {
+  const { logger, metrics, lifecycle, tracing } = runtime;
+  if (config.MIGRATE_ON_START) await migrate(config.DATABASE_URL, config.DATABASE_SCHEMA, MIGRATIONS);
+  const pool = createPool({ url: config.DATABASE_URL, schema: config.DATABASE_SCHEMA, max: config.DATABASE_POOL_MAX, applicationName: 'webhook' });
+  const secretBox = new SecretBox({ current: config.WEBHOOK_SECRET_KEY, previous: config.WEBHOOK_PREVIOUS_SECRET_KEYS });
+
+  // After a key rotation, move every secret to the new key so the old one can be retired.
+  const resealed = await resealSecrets(pool, secretBox.previousKeyIds, (sealed, teamId) =>
+    sealSecret(secretBox, openSecret(secretBox, sealed, teamId), teamId),
+  );
+  if (resealed > 0) logger.info({ resealed, keyId: secretBox.currentKeyId }, 'webhook secrets re-encrypted under the current key');
+
+  const app = createApp({
+    pool,
+    logger,
+    metrics,
+    identityKey: config.IDENTITY_SIGNING_KEY,
+    secretBox,
+    receiverPolicy: {
+      allowedCidrs: config.WEBHOOK_ALLOWED_CIDRS,
+      lookup: dnsServersLookup({ servers: config.WEBHOOK_DNS_SERVERS, timeoutMs: config.WEBHOOK_DNS_TIMEOUT_MS }),
+      timeoutMs: config.WEBHOOK_DNS_TIMEOUT_MS,
+    },
+    isReady: async () => lifecycle.ready && pingDatabase(pool),
+  });
+  const grpcPort = await app.grpc.listen(config.HOST, config.GRPC_PORT);
+  const server = await listen(app.http, config.HTTP_PORT, config.HOST);
+
+  lifecycle
+    .onShutdown('http', () => closeHttpServer(server))
+    .onShutdown('grpc', () => app.grpc.shutdown())
+    .onShutdown('database', () => pool.end())
+    .onShutdown('tracing', () => tracing.shutdown());
+  lifecycle.handleSignals();
+  logger.info({ httpPort: config.HTTP_PORT, grpcPort }, 'webhook service started');
+}
+
+main().catch((error) => exitOnStartupFailure(runtime.logger, error));

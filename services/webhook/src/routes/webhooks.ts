@@ -1,0 +1,72 @@
+import type { Request, Router } from 'express';
+import type { Pool } from '@worklane/db';
+import { idParam, notFound, parseBody, requireTeam, resource } from '@worklane/http';
+import type { Logger } from '@worklane/observability';
+import type { AddressRefusal, SecretBox } from '@worklane/webhooks';
+import { createWebhook, deleteWebhook, findWebhook, listWebhooks, updateWebhook } from '../data/webhooks';
+import { requirePublicReceiver, type ReceiverPolicy } from '../domain/receiver-address';
+import { sealSecret } from '../domain/secrets';
+import { createWebhookInput, updateWebhookInput } from '../domain/webhook-input';
+
+export interface WebhookRouteDeps {
+  pool: Pool;
+  logger: Logger;
+  secretBox: SecretBox;
+  receiverPolicy: ReceiverPolicy;
+  onUrlRefused: (reason: AddressRefusal) => void;
+}
+
+/** The path's team, which must be the caller's (403); a non-integer team is 404 like any malformed id. */
+function teamOf(req: Request): number {
+  idParam(req, 'team');
+  return requireTeam(req).teamId;
+}
+
+export function webhookRoutes(router: Router, deps: WebhookRouteDeps): void {
+  const { pool, secretBox } = deps;
+  const checkUrl = (url: string) => requirePublicReceiver(url, deps.receiverPolicy, deps.logger, deps.onUrlRefused);
+
+  resource(router, '/api/v1/teams/:team/webhooks', {
+    get: async (req, res) => {
+      res.json({ data: await listWebhooks(pool, teamOf(req)) });
+    },
+    post: async (req, res) => {
+      const teamId = teamOf(req);
+      const input = parseBody(createWebhookInput, req.body ?? {});
+      await checkUrl(input.url);
+      const webhook = await createWebhook(pool, teamId, {
+        url: input.url,
+        events: input.events,
+        active: input.active,
+        secretSealed: input.secret == null ? null : sealSecret(secretBox, input.secret, teamId),
+      });
+      res.status(201).location(`/api/v1/teams/${teamId}/webhooks/${webhook.id}`).json(webhook);
+    },
+  });
+
+  resource(router, '/api/v1/teams/:team/webhooks/:webhook', {
+    get: async (req, res) => {
+      const webhook = await findWebhook(pool, teamOf(req), idParam(req, 'webhook'));
+      if (!webhook) throw notFound();
+      res.json(webhook);
+    },
+    patch: async (req, res) => {
+      const teamId = teamOf(req);
+      const webhookId = idParam(req, 'webhook');
+      const changes = parseBody(updateWebhookInput, req.body ?? {});
+      if (changes.url !== undefined) await checkUrl(changes.url);
+      const webhook = await updateWebhook(pool, teamId, webhookId, {
+        url: changes.url,
+        events: changes.events,
+        active: changes.active,
+        secretSealed: changes.secret === undefined ? undefined : changes.secret === null ? null : sealSecret(secretBox, changes.secret, teamId),
+      });
+      if (!webhook) throw notFound();
+      res.json(webhook);
+    },
+    delete: async (req, res) => {
+      if (!(await deleteWebhook(pool, teamOf(req), idParam(req, 'webhook')))) throw notFound();
+      res.status(204).end();
+    },
+  });
+}

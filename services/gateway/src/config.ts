@@ -1,11 +1,16 @@
 import { baseServiceSchema, grpcAddress, loadConfig, port, secretKey, z } from '@worklane/config';
 
-/** An upstream's base URL; unset means the gateway runs without that service (its routes answer 503). */
+/**
+ * An upstream's base URL. Unset or empty means the gateway runs without that service: its routes
+ * answer 503 and readiness does not wait for it.
+ */
 const serviceUrl = (name: string) =>
   z
-    .url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' })
-    .optional()
-    .describe(`Base URL of the ${name} service`);
+    .preprocess(
+      (value) => (value === '' ? undefined : value),
+      z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' }).optional(),
+    )
+    .describe(`Base URL of the ${name} service; empty to run without it`);
 
 export const configSchema = z.object({
   ...baseServiceSchema('gateway'),

@@ -1,0 +1,270 @@
+// The public API's edge, through a real gateway in front of real token, project and webhook
+// services: every error case of DESIGN.md section 2 that the gateway answers, team isolation,
+// the identity it forwards and what the services do with identities the gateway did not sign.
+import { api, bootstrapTeam, createToken, revokeToken, startSystem, type BootstrapResult, type System } from '@worklane/testing';
+import { direct, parseMetrics, samples, signed, type Sample } from './support';
+
+jest.setTimeout(120_000);
+
+let system: System;
+let alice: BootstrapResult;
+let bob: BootstrapResult;
+
+const projects = (team: BootstrapResult) => `/teams/${team.team_id}/organizations/${team.organization_id}/projects`;
+
+beforeAll(async () => {
+  system = await startSystem({ services: ['token', 'project', 'webhook', 'gateway'] });
+  [alice, bob] = await Promise.all([bootstrapTeam(system), bootstrapTeam(system)]);
+});
+
+afterAll(async () => {
+  await system?.stop();
+});
+
+describe('routes at the gateway', () => {
+  it('answers 404 JSON for a path the API does not have, before asking for a token', async () => {
+    for (const path of ['/nothing', `/teams/${alice.team_id}/nothing`, `/teams/${alice.team_id}/webhooks/1/nothing`]) {
+      const response = await api(system).get(path);
+      expect(response.status).toBe(404);
+      expect(response.body).toEqual({ message: 'Not found.' });
+    }
+    expect((await api(system, alice.token).get('/teams/1/organizations/2/projects/3/extra')).status).toBe(404);
+  });
+
+  it('answers 404 for a non-integer team or id', async () => {
+    const client = api(system, alice.token);
+    expect((await client.get('/teams/abc/webhooks')).body).toEqual({ message: 'Not found.' });
+    expect((await client.get(`/teams/${alice.team_id}/organizations/x/projects`)).status).toBe(404);
+    expect((await client.patch(`/teams/${alice.team_id}/organizations/${alice.organization_id}/projects/1.5`, { name: 'x' })).status).toBe(404);
+  });
+
+  it('answers 405 with Allow for a known path and a method it does not take', async () => {
+    const response = await api(system, alice.token).put(projects(alice), { name: 'x' });
+    expect(response.status).toBe(405);
+    expect(response.headers.allow).toBe('GET, POST, HEAD');
+    expect(response.body).toEqual({ message: 'Method not allowed.' });
+    const webhook = await api(system).request('POST', `/teams/${alice.team_id}/webhooks/1`);
+    expect(webhook.status).toBe(405);
+    expect(webhook.headers.allow).toBe('GET, PATCH, DELETE, HEAD');
+  });
+
+  it('forwards a valid request and returns the service answer as it is', async () => {
+    const created = await api(system, alice.token).post(projects(alice), { name: 'Through The Gateway' });
+    expect(created.status).toBe(201);
+    expect(created.body).toMatchObject({ organization_id: alice.organization_id, name: 'Through The Gateway', slug: 'through-the-gateway' });
+    const listed = await api(system, alice.token).get(projects(alice));
+    expect(listed.body.data.map((project: { id: number }) => project.id)).toContain(created.body.id);
+  });
+
+  it('sends the body byte for byte', async () => {
+    const raw = '{\n  "name": "Spaced  \\u0041ut",\n  "description": "kept",\n  "id": 999\n}';
+    const created = await api(system, alice.token).post(projects(alice), raw, { raw: true });
+    expect(created.status).toBe(201);
+    expect(created.body).toMatchObject({ name: 'Spaced  Aut', description: 'kept' });
+    expect(created.body.id).not.toBe(999);
+  });
+});
+
+describe('authentication', () => {
+  const unauthenticated = { message: 'Unauthenticated.' };
+
+  it('answers 401 without an Authorization header', async () => {
+    const response = await api(system).get(projects(alice));
+    expect(response.status).toBe(401);
+    expect(response.body).toEqual(unauthenticated);
+    expect(response.headers['www-authenticate']).toBe('Bearer realm="worklane"');
+  });
+
+  it('answers 401 for a header that is not a bearer token', async () => {
+    for (const authorization of [`Basic ${Buffer.from('a:b').toString('base64')}`, 'Bearer', `Bearer ${alice.token} more`, alice.token]) {
+      const response = await api(system).get(projects(alice), { headers: { authorization } });
+      expect(response.status).toBe(401);
+      expect(response.body).toEqual(unauthenticated);
+    }
+  });
+
+  it('answers 401 for a malformed token, a wrong checksum and a well-formed token never issued', async () => {
+    const wrongChecksum = alice.token.slice(0, -1) + (alice.token.endsWith('A') ? 'B' : 'A');
+    const neverIssued = 'wl_' + 'A'.repeat(30);
+    for (const token of ['not-a-token', wrongChecksum, alice.token.slice(0, -6) + '000000', `${neverIssued}000000`]) {
+      const response = await api(system, token).get(projects(alice));
+      expect(response.status).toBe(401);
+      expect(response.body).toEqual(unauthenticated);
+    }
+  });
+
+  it('answers 401 for a revoked token', async () => {
+    const { token_id, token } = await createToken(system, { teamId: alice.team_id, email: alice.email });
+    expect((await api(system, token).get(projects(alice))).status).toBe(200);
+    await revokeToken(system, { teamId: alice.team_id, tokenId: token_id });
+    const response = await api(system, token).get(projects(alice));
+    expect(response.status).toBe(401);
+    expect(response.body).toEqual(unauthenticated);
+  });
+});
+
+describe('team isolation', () => {
+  it("answers 403 for another team's path, on every route and verb", async () => {
+    const client = api(system, alice.token);
+    const other = `/teams/${bob.team_id}`;
+    const calls = [
+      client.get(`${other}/organizations`),
+      client.post(`${other}/organizations`, { name: 'x' }),
+      client.get(projects(bob)),
+      client.post(projects(bob), { name: 'x' }),
+      client.get(`${projects(bob)}/1`),
+      client.patch(`${projects(bob)}/1`, { name: 'x' }),
+      client.get(`${other}/webhooks`),
+      client.post(`${other}/webhooks`, { url: 'https://example.com', events: ['issue.created'] }),
+      client.get(`${other}/webhooks/1`),
+      client.patch(`${other}/webhooks/1`, { active: false }),
+      client.delete(`${other}/webhooks/1`),
+      client.get(`${projects(bob)}/1/issues`),
+      client.post(`${projects(bob)}/1/issues`, { title: 'x' }),
+      client.patch(`${projects(bob)}/1/issues/1`, { title: 'x' }),
+      client.post(`${other}/webhooks/1/ping`),
+      client.get(`${other}/webhooks/1/deliveries`),
+      client.get(`${other}/deliveries/0b5c2f1e-9a7d-4f1b-8c3e-2d4a6b8c0e1f`),
+      client.post(`${other}/deliveries/0b5c2f1e-9a7d-4f1b-8c3e-2d4a6b8c0e1f/redeliver`),
+    ];
+    for (const response of await Promise.all(calls)) {
+      expect(response.status).toBe(403);
+      expect(response.body).toEqual({ message: 'This action is unauthorized.' });
+    }
+  });
+
+  it('answers 403 for a team that does not exist, as for one that does', async () => {
+    const response = await api(system, alice.token).get('/teams/987654321/webhooks');
+    expect(response.status).toBe(403);
+    expect(response.body).toEqual({ message: 'This action is unauthorized.' });
+  });
+
+  it('replaces identity headers a client sends with the identity of its token', async () => {
+    const forged = signed(system.keys.identitySigningKey, 'GET', `/api/v1${projects(bob)}`, { teamId: bob.team_id, userId: bob.user_id, tokenId: bob.token_id });
+    const own = await api(system, alice.token).get(projects(alice), { headers: forged });
+    expect(own.status).toBe(200);
+    const other = await api(system, alice.token).get(projects(bob), { headers: forged });
+    expect(other.status).toBe(403);
+  });
+});
+
+describe('bodies', () => {
+  const client = () => api(system, alice.token);
+
+  it('answers 413 for a body over 1 MiB', async () => {
+    const response = await client().post(projects(alice), { name: 'x', description: 'y'.repeat(1024 * 1024) });
+    expect(response.status).toBe(413);
+    expect(response.body).toEqual({ message: 'The request body is too large.' });
+  });
+
+  it('answers 415 for a body that is not JSON', async () => {
+    const response = await client().post(projects(alice), 'name=x', { raw: true, headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+    expect(response.status).toBe(415);
+    expect(response.body).toEqual({ message: 'The request body must be JSON (Content-Type: application/json).' });
+  });
+
+  it('answers 400 for JSON that does not parse', async () => {
+    const response = await client().post(projects(alice), '{"name": "x",', { raw: true });
+    expect(response.status).toBe(400);
+    expect(response.body).toEqual({ message: 'The request body is not valid JSON.' });
+  });
+
+  it('checks the token before reading the body', async () => {
+    const response = await api(system, 'wl_nope').post(projects(alice), '{"name": ', { raw: true });
+    expect(response.status).toBe(401);
+  });
+});
+
+describe('rate limit', () => {
+  it('answers 429 with Retry-After once a token has used its allowance', async () => {
+    // A replica allowing two requests at once and one per 100 s after that.
+    const limited = await system.startService('gateway', { RATE_LIMIT_PER_SECOND: '0.01', RATE_LIMIT_BURST: '2' });
+    const { token } = await createToken(system, { teamId: alice.team_id, email: alice.email });
+    const client = api(limited.url, token);
+    expect((await client.get(projects(alice))).status).toBe(200);
+    expect((await client.get(projects(alice))).status).toBe(200);
+    const refused = await client.get(projects(alice));
+    expect(refused.status).toBe(429);
+    expect(refused.body).toEqual({ message: 'Too many requests.' });
+    expect(Number(refused.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+    // The allowance is the token's: another token of the same team is not affected.
+    expect((await api(limited.url, alice.token).get(projects(alice))).status).toBe(200);
+    await limited.stop();
+  });
+});
+
+describe('services behind the gateway', () => {
+  const identity = () => ({ teamId: alice.team_id, userId: alice.user_id, tokenId: alice.token_id });
+  const key = () => system.keys.identitySigningKey;
+
+  it.each(['project', 'webhook'] as const)('the %s service refuses a request without a signed identity', async (service) => {
+    const path = service === 'project' ? `/api/v1${projects(alice)}` : `/api/v1/teams/${alice.team_id}/webhooks`;
+    const base = system.urls[service];
+    const good = await direct(base, 'GET', path, signed(key(), 'GET', path, identity()));
+    expect(good.status).toBe(200);
+
+    const unsigned = await direct(base, 'GET', path, { 'x-worklane-team-id': String(alice.team_id), 'x-worklane-user-id': '1', 'x-worklane-token-id': '1' });
+    const forged = await direct(base, 'GET', path, signed('f'.repeat(64), 'GET', path, identity()));
+    const stale = await direct(base, 'GET', path, signed(key(), 'GET', path, identity(), Date.now() - 5 * 60_000));
+    const otherPath = await direct(base, 'GET', path, signed(key(), 'GET', `/api/v1/teams/${alice.team_id}/organizations`, identity()));
+    const otherMethod = await direct(base, 'GET', path, signed(key(), 'POST', path, identity()));
+    const otherTeam = signed(key(), 'GET', path, identity());
+    otherTeam['x-worklane-team-id'] = String(bob.team_id);
+    const tampered = await direct(base, 'GET', path, otherTeam);
+    for (const refused of [unsigned, forged, stale, otherPath, otherMethod, tampered]) {
+      expect(refused.status).toBe(401);
+      expect(refused.body).toEqual({ message: 'Unauthenticated.' });
+    }
+  });
+
+  it('answers 503 JSON when the service behind a route is down, never a stack trace', async () => {
+    const orphan = await system.startService('gateway', { PROJECT_SERVICE_URL: 'http://127.0.0.1:9' });
+    const response = await api(orphan.url, alice.token).get(projects(alice));
+    expect(response.status).toBe(503);
+    expect(response.body).toEqual({ message: 'Service unavailable.' });
+    expect(response.text).not.toMatch(/ECONNREFUSED|at /);
+    await orphan.stop();
+  });
+});
+
+describe('metrics', () => {
+  const scrape = async (base: string) => parseMetrics((await direct(base, 'GET', '/metrics')).text);
+  const PROJECTS = '/api/v1/teams/:team/organizations/:organization/projects';
+
+  /** A request count and a latency histogram for the route template, and no raw path anywhere. */
+  function expectRouteMetrics(all: Sample[], labels: Record<string, string>) {
+    expect(samples(all, 'worklane_http_requests_total', labels)[0]?.value).toBeGreaterThan(0);
+    expect(samples(all, 'worklane_http_request_duration_seconds_count', labels)[0]?.value).toBeGreaterThan(0);
+    expect(samples(all, 'worklane_http_request_duration_seconds_bucket', labels).length).toBeGreaterThan(5);
+    for (const sample of all) expect(sample.labels.route ?? '').not.toMatch(/\/\d+(\/|$)/);
+  }
+
+  it('counts and times gateway requests by route template, never by raw path', async () => {
+    await api(system, alice.token).get(projects(alice));
+    await api(system).get('/no/such/route');
+    const all = await scrape(system.gatewayUrl);
+    expectRouteMetrics(all, { method: 'GET', route: PROJECTS, status: '200' });
+    expectRouteMetrics(all, { method: 'GET', route: 'unmatched', status: '404' });
+  });
+
+  it('has the project and webhook services count and time requests by route template', async () => {
+    await api(system, alice.token).get(`/teams/${alice.team_id}/webhooks`);
+    await api(system, alice.token).post(projects(alice), { name: 'Counted' });
+    await api(system, alice.token).get(projects(alice));
+    const project = await scrape(system.urls.project);
+    expectRouteMetrics(project, { method: 'GET', route: PROJECTS, status: '200' });
+    expectRouteMetrics(project, { method: 'POST', route: PROJECTS, status: '201' });
+    expectRouteMetrics(await scrape(system.urls.webhook), { method: 'GET', route: '/api/v1/teams/:team/webhooks', status: '200' });
+  });
+
+  it('has the token service count and time its gRPC calls by method', async () => {
+    await api(system, alice.token).get(projects(alice));
+    await api(system, 'wl_' + 'A'.repeat(36)).get(projects(alice));
+    const all = await scrape(system.urls.token);
+    const authenticate = '/worklane.token.v1.TokenService/Authenticate';
+    for (const code of ['OK', 'UNAUTHENTICATED']) {
+      expect(samples(all, 'worklane_grpc_requests_total', { method: authenticate, code })[0]?.value).toBeGreaterThan(0);
+      expect(samples(all, 'worklane_grpc_request_duration_seconds_bucket', { method: authenticate, code }).length).toBeGreaterThan(5);
+    }
+  });
+});

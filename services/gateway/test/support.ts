@@ -1,0 +1,84 @@
+// Helpers shared by the gateway's integration tests.
+import net from 'node:net';
+import { signIdentity, type Identity } from '@worklane/http';
+
+export interface RawReply {
+  status: number;
+  headers: Record<string, string>;
+  body: any;
+  text: string;
+}
+
+/** A request straight to a service (not through the gateway), with whatever headers the test forges. */
+export async function direct(baseUrl: string, method: string, path: string, headers: Record<string, string> = {}, body?: unknown): Promise<RawReply> {
+  const init: RequestInit = { method, headers: { accept: 'application/json', ...headers } };
+  if (body !== undefined) {
+    init.body = JSON.stringify(body);
+    (init.headers as Record<string, string>)['content-type'] = 'application/json';
+  }
+  const response = await fetch(new URL(path, baseUrl), init);
+  const text = await response.text();
+  const responseHeaders: Record<string, string> = {};
+  response.headers.forEach((value, key) => (responseHeaders[key] = value));
+  let parsed: unknown = null;
+  try {
+    parsed = text ? JSON.parse(text) : null;
+  } catch {
+    parsed = null;
+  }
+  return { status: response.status, headers: responseHeaders, body: parsed, text };
+}
+
+/** Identity headers as the gateway would sign them for `method` and `path`. */
+export const signed = (key: string, method: string, path: string, identity: Identity, now?: number) => signIdentity(key, method, path, identity, now);
+
+/** Resolves once nothing listens on `port` any more (a server that began shutting down), within `timeoutMs`. */
+export async function waitUntilRefused(port: number, timeoutMs = 15_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const refused = await new Promise<boolean>((resolve) => {
+      const socket = net.connect(port, '127.0.0.1');
+      socket.once('connect', () => {
+        socket.destroy();
+        resolve(false);
+      });
+      socket.once('error', () => resolve(true));
+    });
+    if (refused) return;
+    if (Date.now() > deadline) throw new Error(`port ${port} still accepts connections after ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+/** Polls `check` every 100 ms until it returns true, at most `attempts` times. */
+export async function eventually(check: () => Promise<boolean>, attempts = 150): Promise<void> {
+  for (let attempt = 0; attempt < attempts; attempt++) {
+    if (await check()) return;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error(`condition not met after ${attempts} attempts`);
+}
+
+export interface Sample {
+  name: string;
+  labels: Record<string, string>;
+  value: number;
+}
+
+/** The samples of a Prometheus text exposition. */
+export function parseMetrics(text: string): Sample[] {
+  const samples: Sample[] = [];
+  for (const line of text.split('\n')) {
+    const match = /^([a-zA-Z_:][\w:]*)(?:\{(.*)\})? (\S+)$/.exec(line);
+    if (!match) continue;
+    const labels: Record<string, string> = {};
+    for (const label of (match[2] ?? '').matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)) labels[label[1]!] = label[2]!;
+    samples.push({ name: match[1]!, labels, value: Number(match[3]) });
+  }
+  return samples;
+}
+
+/** Samples named `name` whose labels include `labels`. */
+export function samples(all: Sample[], name: string, labels: Record<string, string> = {}): Sample[] {
+  return all.filter((sample) => sample.name === name && Object.entries(labels).every(([key, value]) => sample.labels[key] === value));
+}

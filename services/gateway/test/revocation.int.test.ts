@@ -1,0 +1,77 @@
+// Tokens are checked with the token service on every request, so revocation is immediate on every
+// gateway replica, and the gateway refuses (503) rather than guesses when the token service is down.
+import { api, bootstrapTeam, createToken, revokeToken, startSystem, type BootstrapResult, type ServiceHandle, type System } from '@worklane/testing';
+import { direct, eventually } from './support';
+
+jest.setTimeout(180_000);
+
+let system: System;
+let team: BootstrapResult;
+let gateways: string[];
+
+const projects = () => `/teams/${team.team_id}/organizations/${team.organization_id}/projects`;
+
+beforeAll(async () => {
+  // Without the issue, delivery and console services, so that /readyz covers what runs here.
+  system = await startSystem({
+    services: ['token', 'project', 'gateway'],
+    serviceEnv: { gateway: { WEBHOOK_SERVICE_URL: '', ISSUE_SERVICE_URL: '', DELIVERY_SERVICE_URL: '', CONSOLE_SERVICE_URL: '' } },
+  });
+  const second: ServiceHandle = await system.startService('gateway');
+  gateways = [system.gatewayUrl, second.url];
+  team = await bootstrapTeam(system);
+});
+
+afterAll(async () => {
+  await system?.stop();
+});
+
+describe('revocation', () => {
+  it('refuses a revoked token on the very next request, on every attempt, on both gateways', async () => {
+    for (let round = 0; round < 5; round++) {
+      const { token_id, token } = await createToken(system, { teamId: team.team_id, email: team.email });
+      for (const gateway of gateways) expect((await api(gateway, token).get(projects())).status).toBe(200);
+
+      await revokeToken(system, { teamId: team.team_id, tokenId: token_id });
+
+      for (let attempt = 0; attempt < 20; attempt++) {
+        const response = await api(gateways[attempt % 2]!, token).get(projects());
+        expect(response.status).toBe(401);
+        expect(response.body).toEqual({ message: 'Unauthenticated.' });
+      }
+    }
+  });
+
+  it('leaves the team’s other tokens working', async () => {
+    const { token_id } = await createToken(system, { teamId: team.team_id, email: team.email });
+    await revokeToken(system, { teamId: team.team_id, tokenId: token_id });
+    for (const gateway of gateways) expect((await api(gateway, team.token).get(projects())).status).toBe(200);
+  });
+});
+
+describe('when the token service is down', () => {
+  it('fails closed with 503 on every gateway, reports not ready, and recovers when it returns', async () => {
+    const token = system.services.token!;
+    const readyz = (gateway: string) => direct(gateway, 'GET', '/readyz');
+    await eventually(async () => (await readyz(gateways[0]!)).status === 200);
+
+    await token.kill();
+    for (const gateway of gateways) {
+      for (let attempt = 0; attempt < 5; attempt++) {
+        const response = await api(gateway, team.token).get(projects());
+        expect(response.status).toBe(503);
+        expect(response.body).toEqual({ message: 'Service unavailable.' });
+      }
+      // Fail closed means no token is let through, not even an unknown one.
+      expect((await api(gateway, 'wl_' + 'B'.repeat(36)).get(projects())).status).toBe(503);
+      expect((await readyz(gateway)).status).toBe(503);
+    }
+
+    await token.restart();
+    for (const gateway of gateways) {
+      await eventually(async () => (await api(gateway, team.token).get(projects())).status === 200);
+      expect((await api(gateway, 'wl_' + 'B'.repeat(36)).get(projects())).status).toBe(401);
+      await eventually(async () => (await readyz(gateway)).status === 200);
+    }
+  });
+});

@@ -4,4 +4,6 @@ export default {
   testMatch: ['<rootDir>/test/**/*.test.mjs'],
   transform: {},
   testTimeout: 60_000,
+  // Suites spend their time waiting on helm; two workers keep both cores busy.
+  maxWorkers: 2,
 };

@@ -39,36 +39,56 @@ export async function schemaErrors(object) {
   }
 }
 
-/** Type-checks the objects against the models' declarations; returns one string per diagnostic. */
-export function typeErrors(objects, label) {
+/**
+ * Type-checks sets of objects against the models' declarations in one TypeScript program (one
+ * file per set); returns, per label, one string per diagnostic.
+ */
+export function typeErrorsBySet(sets) {
   const dir = path.join(repoRoot, 'tools/chart-tests/.cache');
   mkdirSync(dir, { recursive: true });
-  const file = path.join(dir, `typecheck-${label.replace(/[^a-z0-9-]/gi, '_')}.ts`);
-  const lines = [];
-  const starts = [];
-  objects.forEach((object, index) => {
-    lines.push(`import type { I${object.kind} as T${index} } from ${JSON.stringify(modelModule(object))};`);
+  const files = Object.entries(sets).map(([label, objects]) => {
+    const file = path.join(dir, `typecheck-${label.replace(/[^a-z0-9-]/gi, '_')}.ts`);
+    const lines = [];
+    const starts = [];
+    objects.forEach((object, index) => {
+      lines.push(`import type { I${object.kind} as T${index} } from ${JSON.stringify(modelModule(object))};`);
+    });
+    objects.forEach((object, index) => {
+      starts.push({ line: lines.length, object });
+      lines.push(...`export const o${index}: T${index} = ${JSON.stringify(object, null, 1)};`.split('\n'));
+    });
+    writeFileSync(file, lines.join('\n') + '\n');
+    return { label, file, starts };
   });
-  objects.forEach((object, index) => {
-    starts.push({ line: lines.length, object });
-    lines.push(...`export const o${index}: T${index} = ${JSON.stringify(object, null, 1)};`.split('\n'));
-  });
-  writeFileSync(file, lines.join('\n') + '\n');
-  const program = ts.createProgram([file], {
-    strict: true,
-    noEmit: true,
-    skipLibCheck: true,
-    target: ts.ScriptTarget.ES2022,
-    module: ts.ModuleKind.ESNext,
-    moduleResolution: ts.ModuleResolutionKind.Bundler,
-    types: [],
-  });
-  return ts.getPreEmitDiagnostics(program).map((diagnostic) => {
+  const program = ts.createProgram(
+    files.map(({ file }) => file),
+    {
+      strict: true,
+      noEmit: true,
+      skipLibCheck: true,
+      target: ts.ScriptTarget.ES2022,
+      module: ts.ModuleKind.ESNext,
+      moduleResolution: ts.ModuleResolutionKind.Bundler,
+      types: [],
+    },
+  );
+  const result = Object.fromEntries(files.map(({ label }) => [label, []]));
+  for (const diagnostic of ts.getPreEmitDiagnostics(program)) {
     const message = ts.flattenDiagnosticMessageText(diagnostic.messageText, '\n');
-    if (!diagnostic.file || diagnostic.start === undefined) return message;
+    const owner = files.find(({ file }) => diagnostic.file && path.resolve(diagnostic.file.fileName) === file);
+    if (!owner || diagnostic.start === undefined) {
+      for (const label of Object.keys(result)) result[label].push(message);
+      continue;
+    }
     const { line } = diagnostic.file.getLineAndCharacterOfPosition(diagnostic.start);
-    const owner = [...starts].reverse().find((start) => start.line <= line);
+    const start = [...owner.starts].reverse().find((s) => s.line <= line);
     const text = diagnostic.file.text.split('\n')[line]?.trim();
-    return `${owner ? describe(owner.object) : file}: ${message} (at \`${text}\`)`;
-  });
+    result[owner.label].push(`${start ? describe(start.object) : owner.file}: ${message} (at \`${text}\`)`);
+  }
+  return result;
+}
+
+/** Type-checks one set of objects; see typeErrorsBySet. */
+export function typeErrors(objects, label) {
+  return typeErrorsBySet({ [label]: objects })[label];
 }

@@ -151,6 +151,9 @@ spec:
   endpoints:
     - port: http
       path: /metrics
+      # The metrics carry their own `service` label (gateway, token, ...), which the alerts and the
+      # dashboard select on; without this Prometheus would overwrite it with the Service's name.
+      honorLabels: true
       interval: {{ $monitor.interval }}
       scrapeTimeout: {{ $monitor.scrapeTimeout }}
 {{- end -}}

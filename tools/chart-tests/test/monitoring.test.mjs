@@ -1,0 +1,69 @@
+import { render } from '../src/helm.mjs';
+import { SERVICES, ofKind } from '../src/objects.mjs';
+
+// The metric names the services expose (packages/observability); alerts and dashboard use only these.
+const METRICS = [
+  'worklane_http_requests_total',
+  'worklane_http_request_duration_seconds_bucket',
+  'worklane_grpc_requests_total',
+  'worklane_webhook_deliveries_total',
+  'worklane_webhook_attempt_duration_seconds_bucket',
+  'worklane_webhook_delivery_lag_seconds_bucket',
+  'worklane_outbox_backlog',
+  'worklane_delivery_consumer_pending',
+  'worklane_webhook_retries_scheduled_total',
+];
+const metricsIn = (text) => [...new Set(text.match(/worklane_[a-z_]+/g) ?? [])];
+
+const objects = render({ valuesFile: 'all-enabled-values.yaml', namespace: 'wl-prod' });
+const [rule] = ofKind(objects, 'PrometheusRule');
+const alerts = rule.spec.groups.flatMap((group) => group.rules);
+const dashboardMap = ofKind(objects, 'ConfigMap').find((cm) => cm.metadata.labels.grafana_dashboard === '1');
+
+test('the PrometheusRule alerts on gateway 5xx ratio and latency, delivery failures and lag, and the outbox backlog', () => {
+  expect(alerts.map((alert) => alert.alert)).toEqual(
+    expect.arrayContaining([
+      'WorklaneGatewayHighErrorRatio',
+      'WorklaneGatewayHighLatency',
+      'WorklaneDeliveryFailureRatioHigh',
+      'WorklaneDeliveryLagHigh',
+      'WorklaneOutboxBacklog',
+    ]),
+  );
+  for (const alert of alerts) {
+    expect(alert.labels.severity).toMatch(/^(critical|warning)$/);
+    expect(alert.annotations.summary).toBeTruthy();
+    expect(alert.for).toMatch(/^[0-9]+m$/);
+    // Scoped to the release's namespace so two installations never alert on each other.
+    for (const selector of alert.expr.match(/worklane_[a-z_]+\{[^}]*\}/g)) expect(selector).toContain('namespace="wl-prod"');
+  }
+});
+
+test('alerts and the dashboard use only metric names the services expose', () => {
+  const used = [...metricsIn(alerts.map((a) => a.expr).join('\n')), ...metricsIn(dashboardMap.data['worklane.json'])];
+  expect(used.filter((name) => !METRICS.includes(name))).toEqual([]);
+  expect(METRICS.filter((name) => !used.includes(name))).toEqual([]);
+});
+
+test('the dashboard is valid Grafana JSON with RED and delivery-pipeline panels', () => {
+  const dashboard = JSON.parse(dashboardMap.data['worklane.json']);
+  expect(dashboard.uid).toBe('worklane-overview');
+  const titles = dashboard.panels.map((panel) => panel.title);
+  expect(titles).toEqual(expect.arrayContaining(['Requests per second', '5xx ratio', 'Latency p99', 'Outbox backlog (unpublished events)', 'Event-to-delivery lag']));
+  const ids = dashboard.panels.map((panel) => panel.id);
+  expect(new Set(ids).size).toBe(ids.length);
+});
+
+test('a ServiceMonitor scrapes /metrics on the http port of every service, keeping the metrics\' own service label', () => {
+  const monitors = ofKind(objects, 'ServiceMonitor');
+  expect(monitors).toHaveLength(SERVICES.length);
+  for (const monitor of monitors) {
+    expect(monitor.spec.endpoints).toEqual([expect.objectContaining({ port: 'http', path: '/metrics', honorLabels: true })]);
+  }
+});
+
+test('monitoring objects are not rendered unless enabled', () => {
+  const minimal = render({ valuesFile: 'minimal-values.yaml' });
+  expect(minimal.filter((o) => ['ServiceMonitor', 'PrometheusRule'].includes(o.kind))).toEqual([]);
+  expect(ofKind(minimal, 'ConfigMap').filter((cm) => cm.metadata.labels.grafana_dashboard)).toEqual([]);
+});

@@ -29,9 +29,13 @@ const unavailable = () => new HttpError(503, 'Service unavailable.');
 const methodNotAllowed = (allow: string) => new HttpError(405, 'Method not allowed.', undefined, { Allow: allow });
 const tooManyRequests = (seconds: number) => new HttpError(429, 'Too many requests.', undefined, { 'Retry-After': String(seconds) });
 
-/** Identity travels in x-worklane-* headers that only the gateway may set. */
-function stripInternalHeaders(req: IncomingMessage): void {
+/**
+ * Identity travels in x-worklane-* headers that only the gateway may set. `Expect: 100-continue`
+ * was answered here; passed on, it would make the proxy hold back the body it already read.
+ */
+function stripClientHeaders(req: IncomingMessage): void {
   for (const name of Object.keys(req.headers)) if (name.startsWith('x-worklane-')) delete req.headers[name];
+  delete req.headers.expect;
 }
 
 /** Appends this hop to X-Forwarded-For and says how the client reached us, as proxies do. */
@@ -100,7 +104,7 @@ export function createApp(deps: AppDeps): Express {
     parseBodies: false,
     routes: (router) => {
       router.use((req, res, next) => {
-        stripInternalHeaders(req);
+        stripClientHeaders(req);
         return isApiPath(req.url) ? api(req, res, next) : toConsole(req, res, next);
       });
     },

@@ -82,3 +82,63 @@ export function parseMetrics(text: string): Sample[] {
 export function samples(all: Sample[], name: string, labels: Record<string, string> = {}): Sample[] {
   return all.filter((sample) => sample.name === name && Object.entries(labels).every(([key, value]) => sample.labels[key] === value));
 }
+
+export interface HeldRequest {
+  /** Sends the body and resolves with the response (the connection closes after it). */
+  finish(): Promise<{ status: number; body: any }>;
+}
+
+/**
+ * Starts a request with `Expect: 100-continue` and resolves once the server has answered
+ * `100 Continue`: from then on the request is in flight at the server, waiting for its body,
+ * which is sent only when the test calls finish(). No timing is involved.
+ */
+export function holdRequest(port: number, method: string, path: string, headers: Record<string, string>, body: string): Promise<HeldRequest> {
+  return new Promise((resolve, reject) => {
+    const socket = net.connect(port, '127.0.0.1');
+    let received = '';
+    let continued = false;
+    let answer: ((reply: { status: number; body: any }) => void) | undefined;
+    let fail: (error: Error) => void = reject;
+    socket.setEncoding('utf8');
+    socket.on('error', (error) => fail(error));
+    socket.on('data', (chunk: string) => {
+      received += chunk;
+      if (!continued && received.includes('\r\n\r\n')) {
+        if (!received.startsWith('HTTP/1.1 100')) return reject(new Error(`expected 100 Continue, got ${received.split('\r\n')[0]}`));
+        continued = true;
+        received = received.slice(received.indexOf('\r\n\r\n') + 4);
+        resolve({
+          finish: () =>
+            new Promise((done, failed) => {
+              answer = done;
+              fail = failed;
+              socket.write(body);
+            }),
+        });
+      }
+    });
+    socket.on('end', () => {
+      const [head = '', text = ''] = received.split('\r\n\r\n');
+      const status = Number(/^HTTP\/1\.1 (\d{3})/.exec(head)?.[1] ?? 0);
+      let parsed: unknown = null;
+      try {
+        parsed = JSON.parse(text);
+      } catch {
+        parsed = text;
+      }
+      if (answer) answer({ status, body: parsed });
+      else fail(new Error(`connection closed before the body was sent: ${received}`));
+    });
+    const lines = [
+      `${method} ${path} HTTP/1.1`,
+      `Host: 127.0.0.1:${port}`,
+      'Content-Type: application/json',
+      `Content-Length: ${Buffer.byteLength(body)}`,
+      'Expect: 100-continue',
+      'Connection: close',
+      ...Object.entries(headers).map(([name, value]) => `${name}: ${value}`),
+    ];
+    socket.write(`${lines.join('\r\n')}\r\n\r\n`);
+  });
+}

@@ -1,0 +1,60 @@
+// SIGTERM stops a process taking new work but lets the request it is serving finish. Each request
+// is held open with `Expect: 100-continue` until the process has begun shutting down (its port
+// refuses connections), then completed: no timing decides the outcome.
+import { api, bootstrapTeam, startSystem, type BootstrapResult, type System } from '@worklane/testing';
+import { holdRequest, signed, waitUntilRefused } from './support';
+
+jest.setTimeout(180_000);
+
+let system: System;
+let team: BootstrapResult;
+
+const projectsPath = () => `/api/v1/teams/${team.team_id}/organizations/${team.organization_id}/projects`;
+
+beforeAll(async () => {
+  system = await startSystem({ services: ['token', 'project', 'gateway'] });
+  team = await bootstrapTeam(system);
+});
+
+afterAll(async () => {
+  await system?.stop();
+});
+
+async function listedNames(): Promise<string[]> {
+  const listed = await api(system, team.token).get(projectsPath().replace('/api/v1', ''));
+  return listed.body.data.map((project: { name: string }) => project.name);
+}
+
+it('lets a request in flight at the project service finish after SIGTERM', async () => {
+  const project = system.services.project!;
+  const path = projectsPath();
+  const identity = signed(system.keys.identitySigningKey, 'POST', path, { teamId: team.team_id, userId: team.user_id, tokenId: team.token_id });
+  const held = await holdRequest(project.httpPort, 'POST', path, identity, JSON.stringify({ name: 'Finished By The Project Service' }));
+
+  const exited = project.process.kill('SIGTERM') && project.exited;
+  await waitUntilRefused(project.httpPort);
+  const reply = await held.finish();
+
+  expect(reply.status).toBe(201);
+  expect(reply.body).toMatchObject({ name: 'Finished By The Project Service' });
+  expect(await exited).toEqual({ code: 0, signal: null });
+
+  await project.restart();
+  expect(await listedNames()).toContain('Finished By The Project Service');
+});
+
+it('lets a request in flight at the gateway finish after SIGTERM', async () => {
+  const gateway = system.services.gateway!;
+  const held = await holdRequest(gateway.httpPort, 'POST', projectsPath(), { Authorization: `Bearer ${team.token}` }, JSON.stringify({ name: 'Finished By The Gateway' }));
+
+  const exited = gateway.process.kill('SIGTERM') && gateway.exited;
+  await waitUntilRefused(gateway.httpPort);
+  const reply = await held.finish();
+
+  expect(reply.status).toBe(201);
+  expect(reply.body).toMatchObject({ name: 'Finished By The Gateway' });
+  expect(await exited).toEqual({ code: 0, signal: null });
+
+  await gateway.restart();
+  expect(await listedNames()).toContain('Finished By The Gateway');
+});

@@ -51,6 +51,11 @@ describe.each(serviceDirs)('services/%s/Dockerfile', (name) => {
   });
 });
 
+test("the images prune with the turbo version package-lock.json pins", () => {
+  const locked = JSON.parse(read('package-lock.json')).packages['node_modules/turbo'].version;
+  expect(read('tools/images/Dockerfile.template')).toMatch(new RegExp(`^ARG TURBO_VERSION=${locked.replaceAll('.', '\\.')}$`, 'm'));
+});
+
 test('.dockerignore keeps dependencies, build output, git and operations files out of the context', () => {
   const ignored = read('.dockerignore').split('\n').map((line) => line.trim());
   expect(ignored).toEqual(expect.arrayContaining(['.git', '**/node_modules', '**/dist', 'charts', 'deploy', '.cache']));

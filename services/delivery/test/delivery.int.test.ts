@@ -1,6 +1,7 @@
 // Signed webhook delivery end to end: issues created and changed through the gateway reach a real
 // HTTPS receiver through the outbox, JetStream and the delivery service, exactly as DESIGN.md
 // section 4 describes.
+import { DnsResponder } from './support/dns';
 import { signatureProblems } from './support/signatures';
 import {
   createIssue,
@@ -16,15 +17,24 @@ import {
 const SECRET = 'a-very-secret-signing-key';
 const TIMESTAMP = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/;
 
+// Names only the test's DNS server knows; WEBHOOK_DNS_SERVERS points the services at it.
+const PINNED_HOST = 'pinned.worklane.test';
+const REBOUND_HOST = 'rebound.worklane.test';
+
 let env: DeliverySystem;
+let dns: DnsResponder;
 let team: TestTeam;
 let otherTeam: TestTeam;
 
 beforeAll(async () => {
-  env = await startDeliverySystem();
+  dns = await DnsResponder.start();
+  env = await startDeliverySystem({ env: { WEBHOOK_DNS_SERVERS: dns.server }, certificateNames: [PINNED_HOST] });
   [team, otherTeam] = await Promise.all([env.newTeam('Delivery team'), env.newTeam('Other team')]);
 }, 120_000);
-afterAll(() => env?.stop());
+afterAll(async () => {
+  await env?.stop();
+  await dns?.stop();
+});
 
 const deliveriesOf = async (owner: TestTeam, webhookId: number) => {
   const response = await owner.client.get(`/teams/${owner.team_id}/webhooks/${webhookId}/deliveries`);
@@ -201,6 +211,34 @@ describe('retries', () => {
     expect(receiver.at('/new-home')).toHaveLength(0);
     const detail = await deliveryDetail(team, delivery!.id);
     expect(detail.attempts.map((attempt: { status_code: number }) => attempt.status_code)).toEqual([302, 302, 302]);
+  });
+});
+
+describe('the address check of every attempt', () => {
+  it('connects to the address it checked, with the host name kept for SNI and Host', async () => {
+    dns.set(PINNED_HOST, '127.0.0.1');
+    const webhook = await createWebhook(team, { url: env.receiver.url('/pinned', PINNED_HOST), events: ['issue.created'] });
+    const issue = await createIssue(team, { title: 'Pinned' });
+    await env.receiver.waitFor(() => env.receiver.at('/pinned').some(forIssue(issue.id, 'issue.created')));
+    // The system resolver knows nothing of the name, so the connection went to the checked address;
+    // TLS verified the certificate for the name (SNI) and Host still carries it.
+    expect(env.receiver.at('/pinned')[0]!.headers.host).toBe(new URL(webhook.url).host);
+  });
+
+  it('refuses a host that resolved publicly when the webhook was saved but resolves to a non-public address now', async () => {
+    dns.set(REBOUND_HOST, '93.184.215.14');
+    const webhook = await createWebhook(team, { url: `https://${REBOUND_HOST}/hook`, events: ['issue.created'] });
+    dns.set(REBOUND_HOST, '169.254.169.254');
+    await createIssue(team, { title: 'Rebound' });
+    const [delivery] = await eventually(() => deliveriesOf(team, webhook.id), (list) => (list[0]?.attempt_count ?? 0) >= 1, 20_000, 'an attempt');
+    const detail = await deliveryDetail(team, delivery!.id);
+    expect(detail.attempts[0]).toMatchObject({
+      status_code: null,
+      error: 'address not allowed: the host resolves to a non-public address',
+      response_body: null,
+    });
+    // The resolved address is not shown to the webhook's owner.
+    expect(JSON.stringify(detail)).not.toContain('169.254');
   });
 });
 

@@ -41,9 +41,9 @@ export class Receiver {
     return receiver;
   }
 
-  /** `https://localhost:<port><path>`: the name that the certificate carries. */
-  url(path: string): string {
-    return `https://localhost:${this.port}${path}`;
+  /** `https://<host>:<port><path>`; the certificate is valid for localhost and the names it was made for. */
+  url(path: string, host = 'localhost'): string {
+    return `https://${host}:${this.port}${path}`;
   }
 
   /** How `path` answers from now on. */

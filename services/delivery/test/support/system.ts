@@ -9,6 +9,8 @@ export interface DeliverySystemOptions {
   delivery?: EnvInput;
   /** Extra variables for every service. */
   env?: EnvInput;
+  /** Host names the receiver's certificate is valid for, besides localhost and 127.0.0.1. */
+  certificateNames?: string[];
 }
 
 /** A team with an organization and a project, acting through the gateway with its token. */
@@ -35,7 +37,7 @@ export interface DeliverySystem {
  * (NODE_EXTRA_CA_CERTS), 127.0.0.0/8 allowed as a webhook destination, and short timeouts.
  */
 export async function startDeliverySystem(options: DeliverySystemOptions = {}): Promise<DeliverySystem> {
-  const certificate = createTestCertificate();
+  const certificate = createTestCertificate(['localhost', '127.0.0.1', ...(options.certificateNames ?? [])]);
   const nats = await startNatsServer();
   const receiver = await Receiver.start(certificate);
   const deliveryEnv: EnvInput = {

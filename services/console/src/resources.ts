@@ -42,25 +42,30 @@ export interface Webhook {
 }
 
 export interface DeliveryAttempt {
-  id?: number;
-  attempted_at?: string;
-  created_at?: string;
-  status_code?: number | null;
-  error?: string | null;
-  duration_ms?: number | null;
-  response_body?: string | null;
-  response_excerpt?: string | null;
+  number: number;
+  attempted_at: string;
+  status_code: number | null;
+  error: string | null;
+  duration_ms: number;
+  /** The first 4 KiB of the response body. */
+  response_body: string | null;
 }
 
 export interface Delivery {
-  id: string | number;
+  /** A UUID. */
+  id: string;
   webhook_id: number;
   event: string;
-  status: string;
-  attempts_count?: number;
-  attempt_count?: number;
+  status: 'pending' | 'succeeded' | 'failed';
+  failure_reason: 'gone' | 'exhausted' | 'webhook_deleted' | 'webhook_inactive' | null;
+  attempt_count: number;
+  next_attempt_at: string | null;
+  redelivery_of: string | null;
   created_at: string;
-  attempts?: DeliveryAttempt[];
+}
+
+export interface DeliveryDetail extends Delivery {
+  attempts: DeliveryAttempt[];
 }
 
 export interface List<T> {

@@ -77,7 +77,7 @@ test('a wrong password is refused in words, the right one signs in to the team o
   expect(await text(page.getByRole('heading', { level: 1 }))).toMatch('Acme Platform');
   await page.getByRole('heading', { name: /Acme Inc/ }).waitFor();
   await page.getByRole('rowheader', { name: /Backend API/ }).waitFor();
-  await screenshot('overview');
+  await screenshot('sign-in-overview');
 });
 
 test('a token created in the console works against the API until it is deleted, then gets 401', async () => {
@@ -134,7 +134,6 @@ test('a webhook added in the console receives an issue created through the API, 
   expect(secret).toMatch(/^[0-9a-f]{64}$/);
   await page.getByRole('button', { name: 'Add webhook' }).click();
   expect(await text(page.getByRole('status').first())).toMatch(/webhook was added/);
-  const webhookPage = page.url();
 
   const issue = await api(system, owner.token).post(
     `/teams/${owner.team_id}/organizations/${owner.organization_id}/projects/${projectId}/issues`,
@@ -144,20 +143,57 @@ test('a webhook added in the console receives an issue created through the API, 
 
   // Delivery is asynchronous: reload the log until the attempt is there (bounded).
   const attempt = page.locator('table.attempts tbody tr');
-  for (let tries = 0; tries < 60 && (await attempt.count()) === 0; tries += 1) {
-    await page.waitForTimeout(500);
-    await page.goto(webhookPage);
-  }
+  expect(await reloadUntil(attempt, 1)).toBeGreaterThanOrEqual(1);
   expect(await text(attempt.first())).toMatch('HTTP 200');
   expect(await text(attempt.first())).toMatch(/\d+ ms|\d+\.\d s/);
   expect(await text(attempt.first())).toMatch('received');
   expect(await text(page.locator('.delivery').first())).toMatch('issue.created');
   expect(await text(page.locator('.delivery').first())).toMatch('Succeeded');
   expect(receiver.received.some((delivery) => delivery.body.includes('Checkout fails for guests'))).toBe(true);
+
+  await page.getByRole('link', { name: 'Overview' }).click();
+  const recent = page.getByRole('row', { name: /Checkout fails for guests/ });
+  expect(await text(recent)).toMatch(/BACKENDAPI-1.*Backend API.*Triage/s);
+  await screenshot('overview');
+});
+
+/** Reloads the page until `locator` has at least `count` matches (bounded), and returns how many it has. */
+async function reloadUntil(locator: Locator, count: number): Promise<number> {
+  for (let tries = 0; tries < 60 && (await locator.count()) < count; tries += 1) {
+    await page.waitForTimeout(500);
+    await page.reload();
+  }
+  return locator.count();
+}
+
+test('from the delivery log a person sends a ping, redelivers, deactivates and deletes the webhook', async () => {
+  await page.goto(consoleUrl(`/teams/${owner.team_id}/settings/webhooks`));
+  await page.getByRole('link', { name: /Delivery log/ }).click();
+  const deliveries = page.locator('li.delivery');
+  const before = await deliveries.count();
+
+  await page.getByRole('button', { name: 'Send ping' }).click();
+  expect(await text(page.getByRole('status'))).toMatch(/ping is on its way/);
+  expect(await reloadUntil(page.locator('li.delivery:has(code.event:text-is("ping")) table.attempts tbody tr'), 1)).toBeGreaterThanOrEqual(1);
+  expect(receiver.received.some((delivery) => delivery.headers['x-webhook-event'] === 'ping')).toBe(true);
+
+  const issueDelivery = page.locator('li.delivery', { has: page.locator('code.event', { hasText: 'issue.created' }) }).first();
+  await issueDelivery.getByRole('button', { name: /Redeliver/ }).click();
+  expect(await text(page.getByRole('status'))).toMatch(/will be sent again/);
+  expect(await reloadUntil(page.locator('li.delivery:has-text("redelivery of")'), 1)).toBe(1);
+  expect(await deliveries.count()).toBe(before + 2);
+
+  await page.getByRole('button', { name: /^Deactivate/ }).click();
+  expect(await text(page.getByRole('status'))).toMatch(/webhook is inactive/);
+  expect(await text(page.locator('h1 + .badge'))).toBe('Inactive');
+  const webhooks = await api(system, owner.token).get(`/teams/${owner.team_id}/webhooks`);
+  expect(webhooks.body.data.map((webhook: { active: boolean }) => webhook.active)).toEqual([false]);
   await screenshot('webhook-delivery-log');
 
-  await page.getByRole('link', { name: 'Webhooks' }).first().click();
-  await page.getByRole('rowheader', { name: receiver.url }).waitFor();
+  await page.getByRole('button', { name: /^Delete/ }).click();
+  expect(await text(page.getByRole('status'))).toMatch(/webhook was deleted/);
+  expect(await text(page.locator('main'))).toMatch(/No webhooks yet/);
+  expect((await api(system, owner.token).get(`/teams/${owner.team_id}/webhooks`)).body).toEqual({ data: [] });
   await screenshot('webhooks');
 });
 

@@ -5,7 +5,7 @@ import type { ApiErrorBody } from '../clients/services';
 import { formList, formString, pageContext, pageNotFound, sendPage } from '../context';
 import { ServiceUnavailableError } from '../errors';
 import { noticeFrom } from '../notices';
-import type { Delivery, DeliveryAttempt, Issue, List, Organization, Project, Webhook } from '../resources';
+import type { Delivery, DeliveryDetail, Issue, List, Organization, Project, Webhook } from '../resources';
 import { noTeamsPage, overviewPage } from '../views/overview';
 import { confirmPage } from '../views/pages';
 import { tokensPage } from '../views/tokens';
@@ -197,11 +197,12 @@ export function mountTeamPages(router: Router, deps: ConsoleDeps): void {
       const list = (await callApi<List<Delivery>>(services, req, 'GET', teamApi(req, `/webhooks/${id}/deliveries${query}`))).body;
       olderCursor = list.next_cursor ?? undefined;
       log = await mapLimit(list.data.slice(0, LOG_PAGE_SIZE), CONCURRENCY, async (delivery) => {
-        if (delivery.attempts) return { delivery, attempts: delivery.attempts };
+        // Only the detail carries the attempts; a delivery with none needs no second call.
+        if (delivery.attempt_count === 0) return { delivery, attempts: [] };
         try {
-          const path = teamApi(req, `/deliveries/${encodeURIComponent(String(delivery.id))}`);
-          const detail = (await callApi<Delivery & { attempts?: DeliveryAttempt[] }>(services, req, 'GET', path)).body;
-          return { delivery: { ...delivery, ...detail }, attempts: detail.attempts ?? [] };
+          const path = teamApi(req, `/deliveries/${encodeURIComponent(delivery.id)}`);
+          const detail = (await callApi<DeliveryDetail>(services, req, 'GET', path)).body;
+          return { delivery: detail, attempts: detail.attempts };
         } catch (error) {
           if (!(error instanceof ServiceUnavailableError)) throw error;
           return { delivery, attempts: undefined };

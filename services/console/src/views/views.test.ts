@@ -71,11 +71,21 @@ describe('delivery log', () => {
         webhook: { id: 5, team_id: 7, url: 'https://example.com/hook', events: ['issue.created'], active: true, created_at: '2026-01-15T09:00:00.000000Z', updated_at: '2026-01-15T09:00:00.000000Z' },
         log: [
           {
-            delivery: { id: 'd1', webhook_id: 5, event: 'issue.created', status: 'succeeded', created_at: '2026-01-15T09:01:00.000000Z' },
+            delivery: {
+              id: 'd1',
+              webhook_id: 5,
+              event: 'issue.created',
+              status: 'failed',
+              failure_reason: 'exhausted',
+              attempt_count: 3,
+              next_attempt_at: null,
+              redelivery_of: null,
+              created_at: '2026-01-15T09:01:00.000000Z',
+            },
             attempts: [
-              { status_code: 500, duration_ms: 1234, response_body: '<b>oops</b>', attempted_at: '2026-01-15T09:01:00.000000Z' },
-              { status_code: 200, duration_ms: 42, response_body: 'ok', attempted_at: '2026-01-15T09:01:05.000000Z' },
-              { error: 'connection refused', duration_ms: 3 },
+              { number: 1, status_code: 500, error: null, duration_ms: 1234, response_body: '<b>oops</b>', attempted_at: '2026-01-15T09:01:00.000000Z' },
+              { number: 2, status_code: 200, error: null, duration_ms: 42, response_body: 'ok', attempted_at: '2026-01-15T09:01:05.000000Z' },
+              { number: 3, status_code: null, error: 'connection refused', duration_ms: 3, response_body: null, attempted_at: '2026-01-15T09:01:10.000000Z' },
             ],
           },
         ],
@@ -87,6 +97,7 @@ describe('delivery log', () => {
     expect(page).toContain('&lt;b&gt;oops&lt;/b&gt;');
     expect(page).toContain('connection refused');
     expect(page).toContain('3 attempts');
+    expect(page).toContain('Failed because every retry failed');
     expect(page).toContain('action="/teams/7/settings/webhooks/5/deliveries/d1/redeliver"');
     expect(page).toContain('action="/teams/7/settings/webhooks/5/ping"');
   });

@@ -125,8 +125,6 @@ export function newWebhookPage(
   });
 }
 
-const attemptTime = (attempt: DeliveryAttempt) => attempt.attempted_at ?? attempt.created_at;
-const attemptExcerpt = (attempt: DeliveryAttempt) => attempt.response_excerpt ?? attempt.response_body ?? '';
 
 function attemptOutcome(attempt: DeliveryAttempt): SafeHtml {
   if (attempt.status_code) {
@@ -144,11 +142,11 @@ function attemptsTable(attempts: DeliveryAttempt[] | undefined) {
     <tbody>
       ${attempts.map(
         (attempt, index) => html`<tr>
-          <td>${index + 1}</td>
-          <td>${timestamp(attemptTime(attempt), '—')}</td>
+          <td>${attempt.number ?? index + 1}</td>
+          <td>${timestamp(attempt.attempted_at, '—')}</td>
           <td>${attemptOutcome(attempt)}</td>
           <td>${duration(attempt.duration_ms)}</td>
-          <td>${attemptExcerpt(attempt) ? html`<pre class="excerpt">${attemptExcerpt(attempt)}</pre>` : html`<span class="muted">Empty</span>`}</td>
+          <td>${attempt.response_body ? html`<pre class="excerpt">${attempt.response_body}</pre>` : html`<span class="muted">Empty</span>`}</td>
         </tr>`,
       )}
     </tbody>
@@ -159,6 +157,20 @@ const deliveryBadge = (status: string) => {
   const kind = status === 'succeeded' ? 'ok' : status === 'failed' ? 'bad' : 'pending';
   return html`<span class="badge ${kind}">${label(status)}</span>`;
 };
+
+const FAILURE_REASONS: Record<NonNullable<Delivery['failure_reason']>, string> = {
+  gone: 'the endpoint answered 410 Gone, so retrying stopped',
+  exhausted: 'every retry failed',
+  webhook_deleted: 'the webhook was deleted before it could be sent',
+  webhook_inactive: 'the webhook was inactive when it was due',
+};
+
+/** Where the delivery stands, beyond its badge: why it failed, or when it is tried next. */
+function deliveryState(delivery: Delivery): SafeHtml | string {
+  if (delivery.status === 'failed' && delivery.failure_reason) return ` · Failed because ${FAILURE_REASONS[delivery.failure_reason] ?? delivery.failure_reason}`;
+  if (delivery.status === 'pending' && delivery.next_attempt_at) return html` · Next attempt ${timestamp(delivery.next_attempt_at)}`;
+  return '';
+}
 
 export interface DeliveryLogEntry {
   delivery: Delivery;
@@ -201,11 +213,13 @@ export function webhookPage(
             ? html`<p class="empty">Nothing delivered yet. Create or change an issue, or send a ping.</p>`
             : html`<ol class="deliveries">
                 ${view.log.map(({ delivery, attempts }) => {
-                  const count = delivery.attempts_count ?? delivery.attempt_count ?? attempts?.length ?? 0;
+                  const count = delivery.attempt_count ?? attempts?.length ?? 0;
                   return html`<li class="delivery card" id="delivery-${delivery.id}">
                     <div class="delivery-head">
+                      <div>
                       <h3><code class="event">${delivery.event}</code> ${deliveryBadge(delivery.status)}</h3>
-                      <p class="muted">Delivery <code>${delivery.id}</code> · ${timestamp(delivery.created_at)} · ${plural(count, 'attempt')}</p>
+                      <p class="muted">Delivery <code>${delivery.id}</code>${delivery.redelivery_of ? html` (redelivery of <code>${delivery.redelivery_of}</code>)` : ''} · ${timestamp(delivery.created_at)} · ${plural(count, 'attempt')}${deliveryState(delivery)}</p>
+                      </div>
                       <form method="post" action="${webhookPath(context, webhook, `/deliveries/${encodeURIComponent(String(delivery.id))}/redeliver`)}">
                         ${csrfInput(context.csrfToken)}
                         <button type="submit" class="button">Redeliver<span class="visually-hidden"> delivery ${delivery.id}</span></button>

@@ -17,10 +17,15 @@ async function main(): Promise<void> {
   const secretBox = new SecretBox({ current: config.WEBHOOK_SECRET_KEY, previous: config.WEBHOOK_PREVIOUS_SECRET_KEYS });
 
   // After a key rotation, move every secret to the new key so the old one can be retired.
-  const resealed = await resealSecrets(pool, secretBox.previousKeyIds, (sealed, teamId) =>
-    sealSecret(secretBox, openSecret(secretBox, sealed, teamId), teamId),
-  );
-  if (resealed > 0) logger.info({ resealed, keyId: secretBox.currentKeyId }, 'webhook secrets re-encrypted under the current key');
+  const rotation = await resealSecrets(pool, secretBox.previousKeyIds, (sealed, teamId) => {
+    try {
+      return sealSecret(secretBox, openSecret(secretBox, sealed, teamId), teamId);
+    } catch {
+      return undefined;
+    }
+  });
+  if (rotation.resealed > 0) logger.info({ resealed: rotation.resealed, keyId: secretBox.currentKeyId }, 'webhook secrets re-encrypted under the current key');
+  if (rotation.failed.length > 0) logger.error({ webhookIds: rotation.failed }, 'webhook secrets that could not be decrypted were left as they are');
 
   const app = createApp({
     pool,

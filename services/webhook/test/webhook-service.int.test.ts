@@ -356,8 +356,10 @@ describe('secret key rotation', () => {
   it('re-encrypts secrets under the new key, which then opens them without the old one', async () => {
     const webhook = await newWebhook({ secret: SECRET }, 51);
     const rotated = new SecretBox({ current: 'n'.repeat(64), previous: [service.secretKey] });
-    const count = await resealSecrets(service.pool, rotated.previousKeyIds, (sealed, teamId) => sealSecret(rotated, openSecret(rotated, sealed, teamId), teamId));
-    expect(count).toBeGreaterThanOrEqual(1);
+    const reseal = (sealed: string, teamId: number) => sealSecret(rotated, openSecret(rotated, sealed, teamId), teamId);
+    const outcome = await resealSecrets(service.pool, rotated.previousKeyIds, reseal, 2);
+    expect(outcome.resealed).toBeGreaterThanOrEqual(1);
+    expect(outcome.failed).toEqual([]);
 
     const { rows } = await service.pool.query('SELECT secret_sealed FROM webhooks WHERE id = $1', [webhook.id]);
     const onlyNewKey = new SecretBox({ current: 'n'.repeat(64) });
@@ -366,6 +368,23 @@ describe('secret key rotation', () => {
     // A sealed secret opens only for its own team.
     expect(() => openSecret(onlyNewKey, rows[0].secret_sealed, 52)).toThrow();
     // Nothing is left under the old key: a second pass finds nothing.
-    expect(await resealSecrets(service.pool, rotated.previousKeyIds, () => 'unused')).toBe(0);
+    expect(await resealSecrets(service.pool, rotated.previousKeyIds, reseal)).toEqual({ resealed: 0, failed: [] });
+  });
+
+  it('leaves a secret it cannot open as it is, and still finishes', async () => {
+    const oldKey = 'o'.repeat(64);
+    const old = new SecretBox({ current: oldKey });
+    const broken = await newWebhook({}, 53);
+    // Sealed for another team: it cannot be opened for this one.
+    await service.pool.query('UPDATE webhooks SET secret_sealed = $2 WHERE id = $1', [broken.id, sealSecret(old, SECRET, 54)]);
+    const rotated = new SecretBox({ current: 'm'.repeat(64), previous: [oldKey] });
+    const reseal = (sealed: string, teamId: number) => {
+      try {
+        return sealSecret(rotated, openSecret(rotated, sealed, teamId), teamId);
+      } catch {
+        return undefined;
+      }
+    };
+    expect(await resealSecrets(service.pool, rotated.previousKeyIds, reseal, 1)).toEqual({ resealed: 0, failed: [broken.id] });
   });
 });

@@ -114,30 +114,39 @@ export async function findSubscription(db: Queryable, teamId: number, webhookId:
 
 /**
  * Re-encrypts, under the current key, the secrets sealed by `previousKeyIds`, in batches that
- * skip rows other replicas are handling. Resolves to how many were re-encrypted.
+ * skip rows other replicas are handling. `reseal` returns undefined for a secret it cannot open,
+ * which is left as it is. Resolves to how many were re-encrypted and which could not be.
  */
 export async function resealSecrets(
   pool: Pool,
   previousKeyIds: readonly string[],
-  reseal: (sealed: string, teamId: number) => string,
+  reseal: (sealed: string, teamId: number) => string | undefined,
   batchSize = 200,
-): Promise<number> {
-  if (previousKeyIds.length === 0) return 0;
-  let total = 0;
+): Promise<{ resealed: number; failed: number[] }> {
+  const outcome = { resealed: 0, failed: [] as number[] };
+  if (previousKeyIds.length === 0) return outcome;
+  // Walking by id guarantees an end even when some rows cannot be resealed.
+  let after = 0;
   for (;;) {
-    const count = await withTransaction(pool, async (client) => {
+    const batch = await withTransaction(pool, async (client) => {
       const { rows } = await client.query<{ id: number; team_id: number; secret_sealed: string }>(
         `SELECT id, team_id, secret_sealed FROM webhooks
-          WHERE secret_sealed IS NOT NULL AND split_part(secret_sealed, '.', 2) = ANY ($1)
+          WHERE id > $3 AND secret_sealed IS NOT NULL AND split_part(secret_sealed, '.', 2) = ANY ($1)
           ORDER BY id LIMIT $2 FOR UPDATE SKIP LOCKED`,
-        [previousKeyIds, batchSize],
+        [previousKeyIds, batchSize, after],
       );
       for (const row of rows) {
-        await client.query('UPDATE webhooks SET secret_sealed = $2 WHERE id = $1', [row.id, reseal(row.secret_sealed, row.team_id)]);
+        const resealed = reseal(row.secret_sealed, row.team_id);
+        if (resealed === undefined) {
+          outcome.failed.push(row.id);
+          continue;
+        }
+        await client.query('UPDATE webhooks SET secret_sealed = $2 WHERE id = $1', [row.id, resealed]);
+        outcome.resealed += 1;
       }
-      return rows.length;
+      return rows;
     });
-    total += count;
-    if (count < batchSize) return total;
+    if (batch.length < batchSize) return outcome;
+    after = batch[batch.length - 1]!.id;
   }
 }

@@ -1,0 +1,41 @@
+import { ConfigError } from '@worklane/config';
+import { loadWebhookConfig } from './config';
+
+const REQUIRED = {
+  DATABASE_URL: 'postgres://postgres@127.0.0.1:5432/worklane',
+  IDENTITY_SIGNING_KEY: 'i'.repeat(32),
+  WEBHOOK_SECRET_KEY: 'w'.repeat(32),
+};
+
+const problemsOf = (env: Record<string, string>): string[] => {
+  try {
+    loadWebhookConfig(env);
+  } catch (error) {
+    if (error instanceof ConfigError) return error.problems;
+    throw error;
+  }
+  throw new Error('expected a configuration error');
+};
+
+describe('webhook service configuration', () => {
+  it('has defaults for everything but the database and the keys', () => {
+    const config = loadWebhookConfig(REQUIRED);
+    expect(config).toMatchObject({ HTTP_PORT: 8082, GRPC_PORT: 7003, DATABASE_SCHEMA: 'webhook', WEBHOOK_PREVIOUS_SECRET_KEYS: [], WEBHOOK_DNS_SERVERS: [] });
+    expect(config.WEBHOOK_ALLOWED_CIDRS.isEmpty).toBe(true);
+  });
+
+  it('parses allowed ranges and previous keys', () => {
+    const config = loadWebhookConfig({ ...REQUIRED, WEBHOOK_ALLOWED_CIDRS: '10.0.0.0/8, fd00::/8', WEBHOOK_PREVIOUS_SECRET_KEYS: `${'a'.repeat(32)},${'b'.repeat(40)}` });
+    expect(config.WEBHOOK_ALLOWED_CIDRS.includes('10.1.2.3')).toBe(true);
+    expect(config.WEBHOOK_PREVIOUS_SECRET_KEYS).toEqual(['a'.repeat(32), 'b'.repeat(40)]);
+  });
+
+  it('names every bad variable', () => {
+    const problems = problemsOf({ ...REQUIRED, WEBHOOK_SECRET_KEY: 'short', WEBHOOK_ALLOWED_CIDRS: '10.0.0.0/33', WEBHOOK_PREVIOUS_SECRET_KEYS: 'short' });
+    expect(problems).toEqual([
+      expect.stringMatching(/^WEBHOOK_SECRET_KEY: /),
+      expect.stringMatching(/^WEBHOOK_PREVIOUS_SECRET_KEYS\.0: /),
+      expect.stringMatching(/^WEBHOOK_ALLOWED_CIDRS: not a CIDR range/),
+    ]);
+  });
+});

@@ -33,7 +33,7 @@ async function main(): Promise<void> {
   const jsm = await jetstreamManager(nats);
   const declare = async () => {
     await ensureIssueEventsStream(jsm);
-    await ensureDeliveryConsumer(jsm);
+    await ensureDeliveryConsumer(jsm, { ackWaitMs: config.EVENT_ACK_WAIT_MS });
   };
   await declare();
 

@@ -47,6 +47,7 @@ export async function startDeliverySystem(options: DeliverySystemOptions = {}): 
     WEBHOOK_CONNECT_TIMEOUT_MS: 1_000,
     DELIVERY_POLL_INTERVAL_MS: 200,
     DELIVERY_LEASE_MS: 5_000,
+    EVENT_ACK_WAIT_MS: 3_000,
     ...options.delivery,
   };
   let system: System;

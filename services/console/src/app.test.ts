@@ -88,11 +88,14 @@ describe('console app', () => {
     expect((await request(consoleApp()).get('/')).headers.location).toBe('/login');
   });
 
-  it('marks cookies Secure behind an HTTPS proxy it trusts, or when told to', async () => {
+  it('marks cookies Secure (and pins HTTPS) behind an HTTPS proxy it trusts, or when told to', async () => {
     const secureCookie = (response: request.Response) => cookieHeader(response).some((value) => /;\s*Secure/i.test(value));
     expect(secureCookie(await request(consoleApp()).get('/login'))).toBe(false);
     expect(secureCookie(await request(consoleApp()).get('/login').set('X-Forwarded-Proto', 'https'))).toBe(true);
     expect(secureCookie(await request(consoleApp({ secureCookies: true })).get('/login'))).toBe(true);
+    const https = await request(consoleApp()).get('/login').set('X-Forwarded-Proto', 'https');
+    expect(https.headers['strict-transport-security']).toBe('max-age=31536000');
+    expect((await request(consoleApp()).get('/login')).headers['strict-transport-security']).toBeUndefined();
     // From a proxy it does not trust, the header is ignored.
     expect(secureCookie(await request(consoleApp({ trustProxy: '10.9.9.9' })).get('/login').set('X-Forwarded-Proto', 'https'))).toBe(false);
   });

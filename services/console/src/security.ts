@@ -26,8 +26,10 @@ export const SECURITY_HEADERS: Record<string, string> = {
 };
 
 /** Security headers on every response of the console, pages and assets alike. */
-export const securityHeaders: RequestHandler = (_req, res, next) => {
+export const securityHeaders: RequestHandler = (req, res, next) => {
   res.set(SECURITY_HEADERS);
+  // Only a response that arrived over HTTPS may pin HTTPS for the host.
+  if (req.secure) res.set('Strict-Transport-Security', 'max-age=31536000');
   next();
 };
 

@@ -7,6 +7,9 @@ import { api, bootstrapTeam, startSystem, type BootstrapResult, type System } fr
 import { launchBrowser, type Browser } from './support/browser';
 import { startHttpsReceiver, type HttpsReceiver } from './support/receiver';
 
+// Deliveries are asynchronous: a test may reload a page for a while before they show.
+jest.setTimeout(90_000);
+
 const ARTIFACTS = join(__dirname, '..', 'test-artifacts');
 const LOGIN_MAX_PER_EMAIL = 3;
 

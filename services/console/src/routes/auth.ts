@@ -89,6 +89,8 @@ export function mountAuth(router: Router, deps: ConsoleDeps): void {
     }
     throttle.succeeded(email);
     deps.loginAttempts.inc({ outcome: 'success' });
+    // Signing in again replaces the session this browser had, rather than leaving it live.
+    if (req.viewer) await accounts.deleteSession(req.viewer.sessionId);
     const session = await accounts.createSession(user.id);
     setSessionCookie(req, res, deps, session);
     res.clearCookie(PRE_SESSION_COOKIE, cookieOptions(req, deps));

@@ -25,7 +25,25 @@ _wl_go() {
   fi
 }
 
-# go_install_to_cache MODULE@VERSION: builds into .cache/bin quietly, printing the log on failure.
+# Binaries built once per machine are kept in the user's cache too, so that a fresh clone on the
+# same machine (CI) copies them instead of building again.
+WORKLANE_USER_BIN="${XDG_CACHE_HOME:-$HOME/.cache}/worklane/bin"
+
+# _wl_from_user_cache NAME VERSION: copies a binary built earlier on this machine into .cache/bin.
+_wl_from_user_cache() {
+  local cached="$WORKLANE_USER_BIN/$1-$2"
+  [ -x "$cached" ] || return 1
+  mkdir -p "$WORKLANE_CACHE_BIN"
+  cp "$cached" "$WORKLANE_CACHE_BIN/$1.tmp.$$" && mv "$WORKLANE_CACHE_BIN/$1.tmp.$$" "$WORKLANE_CACHE_BIN/$1"
+}
+
+_wl_to_user_cache() {
+  mkdir -p "$WORKLANE_USER_BIN" 2>/dev/null || return 0
+  cp "$WORKLANE_CACHE_BIN/$1" "$WORKLANE_USER_BIN/$1-$2.tmp.$$" 2>/dev/null &&
+    mv "$WORKLANE_USER_BIN/$1-$2.tmp.$$" "$WORKLANE_USER_BIN/$1-$2" || true
+}
+
+# _wl_go_install MODULE@VERSION: builds into .cache/bin quietly, printing the log on failure.
 _wl_go_install() {
   local target="$1" go log
   if ! go="$(_wl_go)"; then
@@ -106,8 +124,13 @@ ensure_nats_server() {
     _wl_log "nats-server: $bin (cached)"
     return 0
   fi
+  if _wl_from_user_cache nats-server "$NATS_SERVER_VERSION"; then
+    _wl_log "nats-server: $bin (from $WORKLANE_USER_BIN)"
+    return 0
+  fi
   _wl_log "building nats-server $NATS_SERVER_VERSION (go install)"
   _wl_go_install "github.com/nats-io/nats-server/v2@$NATS_SERVER_VERSION"
+  _wl_to_user_cache nats-server "$NATS_SERVER_VERSION"
 }
 
 # helm for the chart tests: HELM_BIN, else .cache/bin/helm of the pinned version, else go install.
@@ -122,8 +145,13 @@ ensure_helm() {
     _wl_log "helm: $bin (cached)"
     return 0
   fi
+  if _wl_from_user_cache helm "$HELM_VERSION"; then
+    _wl_log "helm: $bin (from $WORKLANE_USER_BIN)"
+    return 0
+  fi
   _wl_log "building helm $HELM_VERSION (go install)"
   _wl_go_install "helm.sh/helm/v3/cmd/helm@$HELM_VERSION"
+  _wl_to_user_cache helm "$HELM_VERSION"
 }
 
 if [ "${BASH_SOURCE[0]}" = "$0" ]; then

@@ -9,7 +9,14 @@
 import fs from 'node:fs';
 import path from 'node:path';
 
-import { startStack, ensureNatsServerBinary, cacheBinDir } from '../src/stack.mjs';
+import {
+  cacheBinDir,
+  ensureNatsServerBinary,
+  removeStackDir,
+  stackInUse,
+  startStack,
+  worklaneDir,
+} from '../src/stack.mjs';
 import {
   UserError,
   ensureNode24,
@@ -46,10 +53,13 @@ for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
   });
 }
 
+let ownStackDir = null;
+
 async function finish(code) {
   if (stack) {
     await stack.stop().catch((err) => say(`could not stop the test stack: ${err?.message ?? err}`));
   }
+  if (ownStackDir) await removeStackDir(ownStackDir).catch(() => undefined);
   process.exit(code);
 }
 
@@ -137,7 +147,18 @@ async function main() {
   }
 
   const natsServerBin = await ensureNatsServerBinary();
-  stack = await startStack({ name: 'test', fast: true, fresh: true, handleSignals: false });
+  // Another `npm test` in this checkout holds .worklane/test: use a stack of our own.
+  let stackName = 'test';
+  if (stackInUse(path.join(worklaneDir, 'test'))) {
+    stackName = `test-${process.pid}`;
+    say(`.worklane/test is in use by another run: using .worklane/${stackName}`);
+  }
+  for (const entry of fs.existsSync(worklaneDir) ? fs.readdirSync(worklaneDir) : []) {
+    const dir = path.join(worklaneDir, entry);
+    if (/^test-\d+$/.test(entry) && entry !== stackName && !stackInUse(dir)) await removeStackDir(dir);
+  }
+  stack = await startStack({ name: stackName, fast: true, fresh: true, handleSignals: false });
+  if (stackName !== 'test') ownStackDir = stack.dir;
   if (interrupted) return finish(130);
   say(`test stack: ${stack.databaseUrl} ${stack.natsUrl}${stack.postgres || stack.nats ? '' : ' (from the environment)'}`);
 

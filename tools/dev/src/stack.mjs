@@ -504,6 +504,33 @@ export async function startNats({ dir, port, bin } = {}) {
 // The stack
 // ---------------------------------------------------------------------------------------------
 
+/**
+ * Deletes a stack directory after stopping whatever a killed run left running in it. Refuses
+ * (UserError) while a live process holds it.
+ */
+export async function removeStackDir(dir) {
+  if (!fs.existsSync(dir)) return;
+  clearStackLock(path.join(dir, 'stack.pid'));
+  const pgData = path.join(dir, 'pg', 'data');
+  if (fs.existsSync(path.join(pgData, 'postmaster.pid'))) {
+    const bins = await ensurePostgresBinaries();
+    await clearStalePostmaster(pgData, bins.pgCtl, postgresRunAs());
+  }
+  await clearStaleNats(path.join(dir, 'nats', 'nats.pid'), path.join(dir, 'nats', 'jetstream'));
+  fs.rmSync(dir, { recursive: true, force: true });
+}
+
+/** True when a live process other than this one holds the stack directory. */
+export function stackInUse(dir) {
+  try {
+    clearStackLock(path.join(dir, 'stack.pid'));
+    return false;
+  } catch (err) {
+    if (err instanceof UserError) return true;
+    throw err;
+  }
+}
+
 function clearStackLock(lockFile) {
   const pid = readPid(lockFile);
   if (pid !== null && pid !== process.pid && isAlive(pid)) {
@@ -527,16 +554,7 @@ export async function startStack({ name, fast = false, fresh = false, handleSign
   const dir = path.join(worklaneDir, name);
   const lockFile = path.join(dir, 'stack.pid');
   clearStackLock(lockFile);
-  if (fresh && fs.existsSync(dir)) {
-    // Stop anything a killed run left behind before deleting its files.
-    const pgData = path.join(dir, 'pg', 'data');
-    if (fs.existsSync(path.join(pgData, 'postmaster.pid'))) {
-      const bins = await ensurePostgresBinaries();
-      await clearStalePostmaster(pgData, bins.pgCtl, postgresRunAs());
-    }
-    await clearStaleNats(path.join(dir, 'nats', 'nats.pid'), path.join(dir, 'nats', 'jetstream'));
-    fs.rmSync(dir, { recursive: true, force: true });
-  }
+  if (fresh) await removeStackDir(dir);
   fs.mkdirSync(dir, { recursive: true });
   fs.writeFileSync(lockFile, `${process.pid}\n`);
 

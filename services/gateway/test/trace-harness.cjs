@@ -4,8 +4,10 @@
 // express, http, grpc-js and pg. Used by tracing.int.test.ts; needs DATABASE_URL.
 'use strict';
 const path = require('node:path');
-const { InMemorySpanExporter } = require('@opentelemetry/sdk-trace');
 const { startTracing, createLogger, createMetrics } = require('@worklane/observability');
+// The SDK version @worklane/observability runs on, wherever npm placed it.
+const observabilityDir = path.dirname(require.resolve('@worklane/observability/package.json'));
+const { InMemorySpanExporter } = require(require.resolve('@opentelemetry/sdk-trace', { paths: [observabilityDir] }));
 
 const exporter = new InMemorySpanExporter();
 // Before anything it instruments is loaded.

@@ -1,9 +1,12 @@
 // Signed webhook delivery end to end: issues created and changed through the gateway reach a real
 // HTTPS receiver through the outbox, JetStream and the delivery service, exactly as DESIGN.md
 // section 4 describes.
+import { randomBytes } from 'node:crypto';
 import { DnsResponder } from './support/dns';
+import { OtlpSink } from './support/otlp';
 import { signatureProblems } from './support/signatures';
 import {
+  issuesPath,
   createIssue,
   createWebhook,
   eventually,
@@ -23,17 +26,21 @@ const REBOUND_HOST = 'rebound.worklane.test';
 
 let env: DeliverySystem;
 let dns: DnsResponder;
+let otlp: OtlpSink;
 let team: TestTeam;
 let otherTeam: TestTeam;
 
 beforeAll(async () => {
-  dns = await DnsResponder.start();
-  env = await startDeliverySystem({ env: { WEBHOOK_DNS_SERVERS: dns.server }, certificateNames: [PINNED_HOST] });
+  [dns, otlp] = await Promise.all([DnsResponder.start(), OtlpSink.start()]);
+  env = await startDeliverySystem({
+    env: { WEBHOOK_DNS_SERVERS: dns.server, OTEL_EXPORTER_OTLP_ENDPOINT: otlp.endpoint },
+    certificateNames: [PINNED_HOST],
+  });
   [team, otherTeam] = await Promise.all([env.newTeam('Delivery team'), env.newTeam('Other team')]);
 }, 120_000);
 afterAll(async () => {
   await env?.stop();
-  await dns?.stop();
+  await Promise.all([dns?.stop(), otlp?.stop()]);
 });
 
 const deliveriesOf = async (owner: TestTeam, webhookId: number) => {
@@ -146,6 +153,34 @@ describe('events reach subscribed webhooks, signed', () => {
     expect(final.failure_reason).toBe('webhook_deleted');
     expect(receiver.at('/dies')).toHaveLength(sentBefore);
     expect(payloadOf(receiver.at('/dies')[0]!).issue.id).toBe(issue.id);
+  });
+});
+
+describe('tracing', () => {
+  it('runs one trace from the API call through the outbox relay and NATS to the outbound POST', async () => {
+    const { receiver } = env;
+    await createWebhook(team, { url: receiver.url('/traced'), events: ['issue.created'] });
+    const traceId = randomBytes(16).toString('hex');
+    const response = await team.client.post(issuesPath(team), { title: 'Traced' }, { headers: { traceparent: `00-${traceId}-${randomBytes(8).toString('hex')}-01` } });
+    expect(response.status).toBe(201);
+    await receiver.waitFor(() => receiver.at('/traced').length === 1);
+    expect(receiver.at('/traced')[0]!.headers.traceparent).toMatch(new RegExp(`^00-${traceId}-[0-9a-f]{16}-01$`));
+
+    // Spans are exported in batches, every few seconds.
+    const spans = await eventually(
+      async () => otlp.inTrace(traceId),
+      (found) =>
+        ['issues.created publish', 'issues.created process', 'webhook issue.created attempt'].every((name) => found.some((span) => span.name === name)) &&
+        found.filter((span) => span.name === 'webhook issue.created attempt').length === found.filter((span) => span.service === 'delivery' && span.name === 'POST').length,
+      20_000,
+      'the spans of the trace',
+    );
+    const services = new Set(spans.map((span) => span.service));
+    expect([...services].sort()).toEqual(expect.arrayContaining(['delivery', 'gateway', 'issue']));
+    // Every webhook of the team subscribed to issue.created gets an attempt, each with its own POST.
+    const attempts = spans.filter((span) => span.name === 'webhook issue.created attempt');
+    const posts = spans.filter((span) => span.service === 'delivery' && span.name === 'POST');
+    expect(posts.map((span) => span.parentSpanId).sort()).toEqual(attempts.map((span) => span.spanId).sort());
   });
 });
 

@@ -1,2 +1,3 @@
 export { createPool, pingDatabase, withTransaction, isUniqueViolation, timestamp, type Pool, type PoolClient, type Queryable } from './pool';
 export { migrate, type MigrationResult } from './migrate';
+export { openServiceDatabase, type ServiceDatabaseConfig } from './service-database';

@@ -1,6 +1,6 @@
 import { config, runtime } from './instrumentation';
 import { join } from 'node:path';
-import { createPool, migrate, pingDatabase } from '@worklane/db';
+import { openServiceDatabase, pingDatabase } from '@worklane/db';
 import { closeHttpServer, listen } from '@worklane/http';
 import { exitOnStartupFailure } from '@worklane/observability';
 import { SecretBox, dnsServersLookup } from '@worklane/webhooks';
@@ -12,8 +12,7 @@ const MIGRATIONS = join(__dirname, '..', 'migrations');
 
 async function main(): Promise<void> {
   const { logger, metrics, lifecycle, tracing } = runtime;
-  if (config.MIGRATE_ON_START) await migrate(config.DATABASE_URL, config.DATABASE_SCHEMA, MIGRATIONS);
-  const pool = createPool({ url: config.DATABASE_URL, schema: config.DATABASE_SCHEMA, max: config.DATABASE_POOL_MAX, applicationName: 'webhook' });
+  const pool = await openServiceDatabase('webhook', config, MIGRATIONS);
   const secretBox = new SecretBox({ current: config.WEBHOOK_SECRET_KEY, previous: config.WEBHOOK_PREVIOUS_SECRET_KEYS });
 
   // After a key rotation, move every secret to the new key so the old one can be retired.

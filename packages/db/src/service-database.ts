@@ -1,0 +1,20 @@
+import type pg from 'pg';
+import { migrate } from './migrate';
+import { createPool } from './pool';
+
+/** The database settings every service with tables reads (`databaseSchema()` of @worklane/config). */
+export interface ServiceDatabaseConfig {
+  DATABASE_URL: string;
+  DATABASE_SCHEMA: string;
+  DATABASE_POOL_MAX: number;
+  MIGRATE_ON_START: boolean;
+}
+
+/**
+ * A service's pool on its own schema, after applying its migrations when MIGRATE_ON_START is
+ * set (otherwise `worklane migrate` or the chart's migration Job has done so).
+ */
+export async function openServiceDatabase(service: string, config: ServiceDatabaseConfig, migrationsDirectory: string): Promise<pg.Pool> {
+  if (config.MIGRATE_ON_START) await migrate(config.DATABASE_URL, config.DATABASE_SCHEMA, migrationsDirectory);
+  return createPool({ url: config.DATABASE_URL, schema: config.DATABASE_SCHEMA, max: config.DATABASE_POOL_MAX, applicationName: service });
+}

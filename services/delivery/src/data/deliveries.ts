@@ -85,6 +85,15 @@ export interface PageCursor {
   id: string;
 }
 
+/** An event and the webhooks it goes to. */
+export interface EventFanOut {
+  event: EventHeader;
+  body: Buffer;
+  traceContext: Record<string, string>;
+  webhookIds: number[];
+  firstDelayMs: number;
+}
+
 export interface NewDelivery {
   eventId: string;
   event: string;
@@ -100,29 +109,36 @@ export class DeliveryStore {
   constructor(private readonly pool: Pool) {}
 
   /**
-   * One delivery per webhook for the event, due `firstDelayMs` from now. Deliveries that exist
-   * already (the event was processed before) are left as they are. Resolves to how many are new.
+   * One delivery per webhook for each event, due `firstDelayMs` from now, in one statement.
+   * Deliveries that exist already (the event was processed before) are left as they are.
+   * Resolves to how many deliveries are new, per event.
    */
-  async createForEvent(event: EventHeader, body: Buffer, traceContext: Record<string, string>, webhookIds: number[], firstDelayMs: number): Promise<number> {
-    if (webhookIds.length === 0) return 0;
-    const { rowCount } = await this.pool.query(
+  async createForEvents(events: EventFanOut[]): Promise<number[]> {
+    const rows = events.flatMap((fanOut) => fanOut.webhookIds.map((webhookId) => ({ fanOut, webhookId })));
+    if (rows.length === 0) return events.map(() => 0);
+    const { rows: inserted } = await this.pool.query<{ event_id: string }>(
       `INSERT INTO deliveries (id, event_id, event, team_id, webhook_id, body, trace_context, next_attempt_at, event_created_at)
-       SELECT planned.id, $1, $2, $3, planned.webhook_id, $4, $5, now() + make_interval(secs => $6), $7::timestamptz
-       FROM unnest($8::uuid[], $9::bigint[]) AS planned (id, webhook_id)
-       ON CONFLICT (id) DO NOTHING`,
+       SELECT planned.id, planned.event_id, planned.event, planned.team_id, planned.webhook_id, planned.body, planned.trace_context::jsonb,
+              now() + make_interval(secs => planned.delay_seconds), planned.event_created_at
+       FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::bigint[], $5::bigint[], $6::bytea[], $7::text[], $8::float8[], $9::timestamptz[])
+         AS planned (id, event_id, event, team_id, webhook_id, body, trace_context, delay_seconds, event_created_at)
+       ON CONFLICT (id) DO NOTHING
+       RETURNING event_id`,
       [
-        event.id,
-        event.event,
-        event.team_id,
-        body,
-        traceContext,
-        firstDelayMs / 1000,
-        event.created_at,
-        webhookIds.map((webhookId) => deliveryId(event.id, webhookId)),
-        webhookIds,
+        rows.map(({ fanOut, webhookId }) => deliveryId(fanOut.event.id, webhookId)),
+        rows.map(({ fanOut }) => fanOut.event.id),
+        rows.map(({ fanOut }) => fanOut.event.event),
+        rows.map(({ fanOut }) => fanOut.event.team_id),
+        rows.map(({ webhookId }) => webhookId),
+        rows.map(({ fanOut }) => fanOut.body),
+        rows.map(({ fanOut }) => JSON.stringify(fanOut.traceContext)),
+        rows.map(({ fanOut }) => fanOut.firstDelayMs / 1000),
+        rows.map(({ fanOut }) => fanOut.event.created_at),
       ],
     );
-    return rowCount ?? 0;
+    const counts = new Map<string, number>();
+    for (const row of inserted) counts.set(row.event_id, (counts.get(row.event_id) ?? 0) + 1);
+    return events.map((fanOut) => counts.get(fanOut.event.id.toLowerCase()) ?? 0);
   }
 
   /** A delivery outside the event fan-out (ping, redelivery), due at once. */
@@ -153,65 +169,85 @@ export class DeliveryStore {
   }
 
   /**
-   * Claims up to `limit` due deliveries for one lease. Rows locked by another replica's claim are
-   * skipped, and `busyWebhooks` (at their concurrency limit here) are left for later.
+   * Claims up to `limit` due deliveries for one lease, at most `perWebhook` in flight per webhook
+   * counting `inFlight` (the attempts this replica is already making). Rows locked by another
+   * replica's claim are skipped, so replicas never claim the same delivery.
    */
-  async claimDue(limit: number, busyWebhooks: number[], leaseMs: number): Promise<ClaimedDelivery[]> {
+  async claimDue(limit: number, perWebhook: number, inFlight: ReadonlyMap<number, number>, leaseMs: number): Promise<ClaimedDelivery[]> {
     const leaseToken = randomUUID();
+    const busy = [...inFlight].filter(([, count]) => count >= perWebhook).map(([webhookId]) => webhookId);
+    const partly = [...inFlight].filter(([, count]) => count < perWebhook);
     const { rows } = await this.pool.query<Omit<ClaimedDelivery, 'leaseToken'>>(
-      `UPDATE deliveries AS d SET lease_token = $1, next_attempt_at = now() + make_interval(secs => $2)
-       FROM (
-         SELECT id FROM deliveries
+      `WITH candidates AS (
+         SELECT id, webhook_id, next_attempt_at FROM deliveries
          WHERE status = 'pending' AND next_attempt_at <= now() AND NOT (webhook_id = ANY($3::bigint[]))
          ORDER BY next_attempt_at
          LIMIT $4
          FOR UPDATE SKIP LOCKED
-       ) AS due
-       WHERE d.id = due.id
+       ), ranked AS (
+         SELECT candidates.id,
+                row_number() OVER (PARTITION BY candidates.webhook_id ORDER BY candidates.next_attempt_at) + coalesce(in_flight.count, 0) AS slot
+         FROM candidates
+         LEFT JOIN unnest($5::bigint[], $6::int[]) AS in_flight (webhook_id, count) USING (webhook_id)
+       ), chosen AS (
+         SELECT id FROM ranked WHERE slot <= $7
+       )
+       UPDATE deliveries AS d SET lease_token = $1, next_attempt_at = now() + make_interval(secs => $2)
+       FROM chosen
+       WHERE d.id = chosen.id
        RETURNING d.id, d.event_id AS "eventId", d.event, d.team_id AS "teamId", d.webhook_id AS "webhookId", d.body,
                  d.trace_context AS "traceContext", d.attempt_count AS "attemptCount",
                  (extract(epoch FROM d.event_created_at) * 1000)::float8 AS "eventCreatedAtMs",
                  d.redelivery_of IS NOT NULL AS "isRedelivery"`,
-      [leaseToken, leaseMs / 1000, busyWebhooks, limit],
+      [leaseToken, leaseMs / 1000, busy, limit, partly.map(([webhookId]) => webhookId), partly.map(([, count]) => count), perWebhook],
     );
     return rows.map((row) => ({ ...row, leaseToken }));
   }
 
   /**
-   * Records an attempt and moves the delivery on, in one statement; a sender whose lease was taken
-   * over records nothing. Resolves to false in that case.
+   * Records attempts and moves their deliveries on, in one statement. An attempt whose sender lost
+   * its lease (it ran past it and another sender took over) records nothing: false in its place.
    */
-  async recordAttempt(delivery: ClaimedDelivery, outcome: AttemptOutcome): Promise<boolean> {
-    const { rowCount } = await this.pool.query(
-      `WITH moved AS (
-         UPDATE deliveries SET
-           attempt_count = attempt_count + 1,
-           status = $3,
-           failure_reason = $4,
-           next_attempt_at = CASE WHEN $3 = 'pending' THEN now() + make_interval(secs => $5) END,
+  async recordAttempts(attempts: { delivery: ClaimedDelivery; outcome: AttemptOutcome }[]): Promise<boolean[]> {
+    if (attempts.length === 0) return [];
+    const column = <T>(read: (attempt: { delivery: ClaimedDelivery; outcome: AttemptOutcome }) => T) => attempts.map(read);
+    const { rows } = await this.pool.query<{ delivery_id: string }>(
+      `WITH outcome AS (
+         SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::float8[], $6::float8[], $7::text[], $8::int[], $9::text[], $10::int[], $11::text[])
+           AS o (id, lease_token, status, failure_reason, retry_seconds, started_ms, url, status_code, error, duration_ms, response_body)
+       ), moved AS (
+         UPDATE deliveries AS d SET
+           attempt_count = d.attempt_count + 1,
+           status = o.status,
+           failure_reason = o.failure_reason,
+           next_attempt_at = CASE WHEN o.status = 'pending' THEN now() + make_interval(secs => o.retry_seconds) END,
            lease_token = NULL,
            updated_at = now(),
-           completed_at = CASE WHEN $3 = 'pending' THEN NULL ELSE now() END
-         WHERE id = $1 AND lease_token = $2
-         RETURNING id, attempt_count
+           completed_at = CASE WHEN o.status = 'pending' THEN NULL ELSE now() END
+         FROM outcome AS o
+         WHERE d.id = o.id AND d.lease_token = o.lease_token
+         RETURNING d.id, d.attempt_count
        )
        INSERT INTO delivery_attempts (delivery_id, number, attempted_at, url, status_code, error, duration_ms, response_body)
-       SELECT id, attempt_count, to_timestamp($6::float8 / 1000), $7, $8, $9, $10, $11 FROM moved`,
+       SELECT moved.id, moved.attempt_count, to_timestamp(o.started_ms / 1000), o.url, o.status_code, o.error, o.duration_ms, o.response_body
+       FROM moved JOIN outcome AS o ON o.id = moved.id
+       RETURNING delivery_id`,
       [
-        delivery.id,
-        delivery.leaseToken,
-        outcome.status,
-        outcome.failureReason,
-        (outcome.retryInMs ?? 0) / 1000,
-        outcome.startedAtMs,
-        outcome.url,
-        outcome.statusCode,
-        outcome.error,
-        outcome.durationMs,
-        outcome.responseBody,
+        column(({ delivery }) => delivery.id),
+        column(({ delivery }) => delivery.leaseToken),
+        column(({ outcome }) => outcome.status),
+        column(({ outcome }) => outcome.failureReason),
+        column(({ outcome }) => (outcome.retryInMs ?? 0) / 1000),
+        column(({ outcome }) => outcome.startedAtMs),
+        column(({ outcome }) => outcome.url),
+        column(({ outcome }) => outcome.statusCode),
+        column(({ outcome }) => outcome.error),
+        column(({ outcome }) => outcome.durationMs),
+        column(({ outcome }) => outcome.responseBody),
       ],
     );
-    return rowCount === 1;
+    const recorded = new Set(rows.map((row) => row.delivery_id));
+    return attempts.map(({ delivery }) => recorded.has(delivery.id));
   }
 
   /** Ends a delivery without an attempt: its webhook is gone or inactive. */

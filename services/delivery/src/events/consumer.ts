@@ -10,8 +10,9 @@ import {
   type JsMsg,
 } from '@worklane/messaging';
 import type { Logger } from '@worklane/observability';
-import type { WebhookDirectory } from '../clients/webhooks';
-import type { DeliveryStore } from '../data/deliveries';
+import type { WebhookDirectory, WebhookTarget } from '../clients/webhooks';
+import type { DeliveryStore, EventFanOut } from '../data/deliveries';
+import { GroupCommit } from '../data/group-commit';
 import { parseEventHeader } from '../domain/delivery';
 
 export interface EventConsumerOptions {
@@ -62,9 +63,11 @@ export class EventConsumer {
   private messages: ConsumerMessages | undefined;
   private readonly slots: Slots;
   private readonly handling = new Set<Promise<void>>();
+  private readonly fanOuts: GroupCommit<Omit<EventFanOut, 'webhookIds'>, number>;
 
   constructor(private readonly options: EventConsumerOptions) {
     this.slots = new Slots(options.concurrency);
+    this.fanOuts = new GroupCommit((events) => this.fanOut(events));
   }
 
   start(): void {
@@ -127,8 +130,30 @@ export class EventConsumer {
     }
   }
 
+  /**
+   * Stores the deliveries of a batch of events received together. The webhook service is asked
+   * once per team and event name, after every event of the batch arrived, so a webhook created
+   * before an event was committed is always among the answers.
+   */
+  private async fanOut(events: Omit<EventFanOut, 'webhookIds'>[]): Promise<number[]> {
+    const questions = new Map<string, Promise<WebhookTarget[]>>();
+    for (const { event } of events) {
+      const key = `${event.team_id}/${event.event}`;
+      if (!questions.has(key)) questions.set(key, this.options.webhooks.listSubscriptions(event.team_id, event.event));
+    }
+    const answers = await Promise.all([...questions.values()]);
+    const byKey = new Map([...questions.keys()].map((key, index) => [key, answers[index] as WebhookTarget[]]));
+    return this.options.store.createForEvents(
+      events.map((fanOut) => {
+        const { team_id: teamId, event } = fanOut.event;
+        const targets = (byKey.get(`${teamId}/${event}`) ?? []).filter((webhook) => webhook.active && webhook.teamId === teamId && webhook.events.includes(event));
+        return { ...fanOut, webhookIds: targets.map((webhook) => webhook.id) };
+      }),
+    );
+  }
+
   private async handle(message: JsMsg): Promise<void> {
-    const { store, webhooks, logger, firstDelayMs, onDeliveriesCreated } = this.options;
+    const { logger, firstDelayMs, onDeliveriesCreated } = this.options;
     const header = parseEventHeader(message.data);
     if (!header) {
       logger.error({ subject: message.subject, sequence: message.seq }, 'dropping a message that is not a valid issue event');
@@ -144,15 +169,7 @@ export class EventConsumer {
       },
       async () => {
         try {
-          const subscribed = await webhooks.listSubscriptions(header.team_id, header.event);
-          const targets = subscribed.filter((webhook) => webhook.active && webhook.teamId === header.team_id && webhook.events.includes(header.event));
-          const created = await store.createForEvent(
-            header,
-            Buffer.from(message.data),
-            captureTraceContext(),
-            targets.map((webhook) => webhook.id),
-            firstDelayMs,
-          );
+          const created = await this.fanOuts.submit({ event: header, body: Buffer.from(message.data), traceContext: captureTraceContext(), firstDelayMs });
           message.ack();
           if (created > 0) onDeliveriesCreated();
         } catch (error) {

@@ -6,12 +6,14 @@ import {
   resolvePublicAddresses,
   sendWebhookRequest,
   type AllowedCidrs,
+  type CheckedAddress,
   type HostLookup,
   type PinnedDispatchers,
   type WebhookResponse,
 } from '@worklane/webhooks';
 import { DirectoryUnavailableError, type WebhookDirectory, type WebhookTarget } from '../clients/webhooks';
-import type { ClaimedDelivery, DeliveryStore } from '../data/deliveries';
+import type { AttemptOutcome, ClaimedDelivery, DeliveryStore } from '../data/deliveries';
+import { GroupCommit } from '../data/group-commit';
 import type { FailureReason } from '../domain/delivery';
 import { decide } from '../domain/outcome';
 import { attemptResult, type DeliveryMetrics } from '../metrics';
@@ -39,6 +41,8 @@ const CLAIM_BATCH = 100;
 /** How long a delivery waits when the webhook service cannot say whether its webhook still exists. */
 const DIRECTORY_RETRY_MS = 5_000;
 const DNS_TIMEOUT_MS = 5_000;
+/** Finished attempts free slots; waiting this long lets several be refilled by one claim. */
+const REFILL_DELAY_MS = 5;
 
 /** Why an attempt found no receiver to talk to, in words safe to show the webhook's owner. */
 function addressRefusal(error: AddressPolicyError): string {
@@ -59,12 +63,17 @@ export class DeliverySender {
   private loop: Promise<void> | undefined;
   private wakeUp: (() => void) | undefined;
   private wakeRequested = false;
+  private refillTimer: NodeJS.Timeout | undefined;
   /** Set when the last claim suggested more work is due than was taken. */
   private backlog = false;
   private readonly inFlightByWebhook = new Map<number, number>();
   private readonly attempts = new Set<Promise<void>>();
+  private readonly resolving = new Map<string, Promise<CheckedAddress[]>>();
+  private readonly recorder: GroupCommit<{ delivery: ClaimedDelivery; outcome: AttemptOutcome }, boolean>;
 
-  constructor(private readonly options: SenderOptions) {}
+  constructor(private readonly options: SenderOptions) {
+    this.recorder = new GroupCommit((attempts) => options.store.recordAttempts(attempts));
+  }
 
   start(): void {
     if (this.running) return;
@@ -74,6 +83,8 @@ export class DeliverySender {
 
   /** New deliveries are due: look now rather than at the next poll. */
   wake(): void {
+    clearTimeout(this.refillTimer);
+    this.refillTimer = undefined;
     this.wakeRequested = true;
     const wakeUp = this.wakeUp;
     this.wakeUp = undefined;
@@ -101,12 +112,11 @@ export class DeliverySender {
       const free = concurrency - this.attempts.size;
       if (free > 0) {
         const limit = Math.min(free, CLAIM_BATCH);
-        const busy = [...this.inFlightByWebhook].filter(([, count]) => count >= perWebhookConcurrency).map(([webhookId]) => webhookId);
         try {
-          const claimed = await store.claimDue(limit, busy, leaseMs);
+          const claimed = await store.claimDue(limit, perWebhookConcurrency, this.inFlightByWebhook, leaseMs);
           backoffMs = 0;
           scannedFull = claimed.length === limit;
-          for (const delivery of this.withinWebhookLimits(claimed)) this.launch(delivery);
+          this.launch(claimed);
         } catch (error) {
           backoffMs = Math.min(5_000, Math.max(250, backoffMs * 2));
           logger.warn({ err: error, retryInMs: backoffMs }, 'claiming due deliveries failed');
@@ -117,25 +127,6 @@ export class DeliverySender {
       if (scannedFull && this.attempts.size < concurrency && backoffMs === 0) continue;
       await this.sleep(backoffMs || pollIntervalMs);
     }
-  }
-
-  /**
-   * A claim can return more rows for one webhook than its limit allows; those go back at once,
-   * due again, instead of waiting here while their lease runs.
-   */
-  private withinWebhookLimits(claimed: ClaimedDelivery[]): ClaimedDelivery[] {
-    const planned = new Map(this.inFlightByWebhook);
-    const launch: ClaimedDelivery[] = [];
-    for (const delivery of claimed) {
-      const count = planned.get(delivery.webhookId) ?? 0;
-      if (count >= this.options.perWebhookConcurrency) {
-        void this.options.store.release(delivery, 0).catch((error) => this.options.logger.warn({ err: error }, 'releasing a delivery failed'));
-        continue;
-      }
-      planned.set(delivery.webhookId, count + 1);
-      launch.push(delivery);
-    }
-    return launch;
   }
 
   private sleep(ms: number): Promise<void> {
@@ -152,22 +143,47 @@ export class DeliverySender {
     });
   }
 
-  private launch(delivery: ClaimedDelivery): void {
-    const { webhookId } = delivery;
-    this.inFlightByWebhook.set(webhookId, (this.inFlightByWebhook.get(webhookId) ?? 0) + 1);
-    const attempt = this.attempt(delivery)
-      .catch((error) => this.options.logger.error({ err: error, deliveryId: delivery.id }, 'delivery attempt failed unexpectedly'))
-      .finally(() => {
-        this.attempts.delete(attempt);
-        const left = (this.inFlightByWebhook.get(webhookId) ?? 1) - 1;
-        if (left > 0) this.inFlightByWebhook.set(webhookId, left);
-        else this.inFlightByWebhook.delete(webhookId);
-        if (this.backlog) this.wake();
-      });
-    this.attempts.add(attempt);
+  /** Slots came free while work is waiting: claim again shortly, for all of them at once. */
+  private refill(): void {
+    if (!this.backlog || this.refillTimer || this.wakeRequested) return;
+    this.refillTimer = setTimeout(() => this.wake(), REFILL_DELAY_MS);
   }
 
-  private attempt(delivery: ClaimedDelivery): Promise<void> {
+  /**
+   * Starts the attempts of a claim. The webhook is looked up once per webhook of the claim, right
+   * before its attempts are made: a webhook deleted or deactivated before that gets nothing.
+   */
+  private launch(claimed: ClaimedDelivery[]): void {
+    const byWebhook = new Map<number, ClaimedDelivery[]>();
+    for (const delivery of claimed) {
+      const group = byWebhook.get(delivery.webhookId);
+      if (group) group.push(delivery);
+      else byWebhook.set(delivery.webhookId, [delivery]);
+    }
+    for (const [webhookId, deliveries] of byWebhook) {
+      this.inFlightByWebhook.set(webhookId, (this.inFlightByWebhook.get(webhookId) ?? 0) + deliveries.length);
+      const webhook = this.lookUpWebhook(deliveries[0]!.teamId, webhookId);
+      for (const delivery of deliveries) {
+        const attempt = this.attempt(delivery, webhook)
+          .catch((error) => this.options.logger.error({ err: error, deliveryId: delivery.id }, 'delivery attempt failed unexpectedly'))
+          .finally(() => {
+            this.attempts.delete(attempt);
+            const left = (this.inFlightByWebhook.get(webhookId) ?? 1) - 1;
+            if (left > 0) this.inFlightByWebhook.set(webhookId, left);
+            else this.inFlightByWebhook.delete(webhookId);
+            this.refill();
+          });
+        this.attempts.add(attempt);
+      }
+    }
+  }
+
+  /** The webhook, null when it no longer exists, or a DirectoryUnavailableError. */
+  private async lookUpWebhook(teamId: number, webhookId: number): Promise<WebhookTarget | null> {
+    return (await this.options.webhooks.getWebhook(teamId, webhookId)) ?? null;
+  }
+
+  private attempt(delivery: ClaimedDelivery, lookup: Promise<WebhookTarget | null>): Promise<void> {
     return inSpan(
       `webhook ${delivery.event} attempt`,
       {
@@ -176,10 +192,10 @@ export class DeliverySender {
         attributes: { 'worklane.delivery.id': delivery.id, 'worklane.webhook.id': delivery.webhookId, 'worklane.delivery.attempt': delivery.attemptCount + 1 },
       },
       async () => {
-        const { store, webhooks, logger } = this.options;
-        let webhook: WebhookTarget | undefined;
+        const { store, logger } = this.options;
+        let webhook: WebhookTarget | null;
         try {
-          webhook = await webhooks.getWebhook(delivery.teamId, delivery.webhookId);
+          webhook = await lookup;
         } catch (error) {
           if (!(error instanceof DirectoryUnavailableError)) throw error;
           logger.warn({ err: error.cause, deliveryId: delivery.id }, 'webhook service unavailable; delivery postponed');
@@ -201,22 +217,25 @@ export class DeliverySender {
   }
 
   private async send(delivery: ClaimedDelivery, webhook: WebhookTarget): Promise<void> {
-    const { store, metrics, logger, schedule } = this.options;
+    const { metrics, logger, schedule } = this.options;
     const startedAtMs = Date.now();
     const url = new URL(webhook.url);
     const response = await this.post(url, delivery, webhook, startedAtMs);
     const attemptsMade = delivery.attemptCount + 1;
     const decision = decide(response, attemptsMade, schedule);
-    const recorded = await store.recordAttempt(delivery, {
-      startedAtMs,
-      url: webhook.url,
-      statusCode: response.statusCode,
-      error: response.error,
-      durationMs: response.durationMs,
-      responseBody: response.responseExcerpt,
-      ...decision,
-    });
     metrics.attemptDuration.observe({ result: attemptResult(response.statusCode) }, response.durationMs / 1000);
+    const recorded = await this.recorder.submit({
+      delivery,
+      outcome: {
+        startedAtMs,
+        url: webhook.url,
+        statusCode: response.statusCode,
+        error: response.error,
+        durationMs: response.durationMs,
+        responseBody: response.responseExcerpt,
+        ...decision,
+      },
+    });
     if (!recorded) {
       logger.warn({ deliveryId: delivery.id }, 'delivery lease expired during the attempt; another sender owns it now');
       return;
@@ -230,12 +249,26 @@ export class DeliverySender {
     logger.debug({ deliveryId: delivery.id, attempt: attemptsMade, statusCode: response.statusCode, error: response.error, status: decision.status }, 'delivery attempt');
   }
 
-  /** Resolves and checks the receiver's address now, then POSTs over a connection pinned to it. */
+  /**
+   * Resolves and checks the receiver's address now. Attempts to the same host at the same moment
+   * share one resolution, which is as fresh as each of them needs.
+   */
+  private resolve(hostname: string): Promise<CheckedAddress[]> {
+    let pending = this.resolving.get(hostname);
+    if (!pending) {
+      const { allowedCidrs, lookup } = this.options;
+      pending = resolvePublicAddresses(hostname, allowedCidrs, { lookup, timeoutMs: DNS_TIMEOUT_MS }).finally(() => this.resolving.delete(hostname));
+      this.resolving.set(hostname, pending);
+    }
+    return pending;
+  }
+
+  /** POSTs over a connection pinned to the address that was just checked. */
   private async post(url: URL, delivery: ClaimedDelivery, webhook: WebhookTarget, startedAtMs: number): Promise<WebhookResponse> {
-    const { allowedCidrs, lookup, dispatchers, timeoutMs, userAgent } = this.options;
+    const { dispatchers, timeoutMs, userAgent } = this.options;
     let address: string;
     try {
-      const checked = await resolvePublicAddresses(url.hostname, allowedCidrs, { lookup, timeoutMs: DNS_TIMEOUT_MS });
+      const checked = await this.resolve(url.hostname);
       // IPv4 first: an IPv6 route is the more likely one to be missing.
       address = (checked.find((candidate) => candidate.family === 4) ?? checked[0])!.address;
     } catch (error) {

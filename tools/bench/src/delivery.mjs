@@ -1,0 +1,259 @@
+#!/usr/bin/env node
+// `npm run bench:delivery`: how fast an issue change reaches a webhook receiver. Starts PostgreSQL
+// and NATS (tools/dev), every service but the console, a local HTTPS receiver with a self-signed
+// certificate (trusted by the delivery service through NODE_EXTRA_CA_CERTS) and a team with two
+// webhooks pointing at it, then:
+//   1. latency: creates issues through the gateway at a fixed rate (open loop, 200/s) and measures,
+//      for every delivery, the time from the event's commit (its created_at) to its receipt;
+//   2. saturation: stops the delivery service, creates a backlog of issues, starts it again and
+//      measures the sustained deliveries/s while it drains the backlog.
+// Prints p50/p99 latency, deliveries/s and the peak RSS of the issue and delivery services, against
+// the targets: p50 <= 50 ms and p99 <= 250 ms at 200 events/s, >= 1,000 deliveries/s.
+//
+//   BENCH_RATE=200 BENCH_DURATION_S=20 BENCH_WARMUP_S=3 BENCH_BACKLOG=2500 npm run bench:delivery
+//   BENCH_JSON=1 ... also prints the figures as one JSON line at the end.
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import { createServer } from 'node:https';
+import { createRequire } from 'node:module';
+import os from 'node:os';
+import path from 'node:path';
+
+import { startStack } from '../../dev/src/stack.mjs';
+import { ensureNode24, say, sleep, turboBuild } from '../../dev/src/util.mjs';
+
+await ensureNode24();
+
+const require = createRequire(import.meta.url);
+
+const RATE = Number(process.env.BENCH_RATE || 200);
+const DURATION_S = Number(process.env.BENCH_DURATION_S || 20);
+const WARMUP_S = Number(process.env.BENCH_WARMUP_S || 3);
+const BACKLOG = Number(process.env.BENCH_BACKLOG || 2500);
+const WEBHOOKS = 2;
+const TARGETS = { p50Ms: 50, p99Ms: 250, deliveriesPerSecond: 1000 };
+
+if (process.env.WORKLANE_SKIP_BUILD !== '1') {
+  say('building the services, the CLI and the test helpers (turbo, cached)...');
+  const filters = ['gateway', 'token', 'project', 'webhook', 'issue', 'delivery', 'cli', 'testing'].map((name) => `--filter=@worklane/${name}...`);
+  const code = await turboBuild(filters);
+  if (code !== 0) process.exit(code);
+}
+
+// Loaded after the build: these are compiled packages.
+const { api, bootstrapTeam, startSystem } = require('@worklane/testing');
+
+/** A self-signed certificate for localhost, made with the openssl CLI. */
+function makeCertificate() {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'wl-bench-cert-'));
+  const certPath = path.join(dir, 'cert.pem');
+  const keyPath = path.join(dir, 'key.pem');
+  execFileSync('openssl', [
+    'req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', keyPath, '-out', certPath,
+    '-days', '2', '-subj', '/CN=localhost', '-addext', 'subjectAltName=DNS:localhost,IP:127.0.0.1', '-addext', 'basicConstraints=critical,CA:TRUE',
+  ], { stdio: 'pipe' });
+  return { dir, certPath, cert: fs.readFileSync(certPath), key: fs.readFileSync(keyPath) };
+}
+
+/** The receiver: answers 204 at once and notes when each delivery first arrived. */
+function startReceiver(certificate) {
+  const firstReceipt = new Map(); // delivery id -> { receivedAt, createdAt }
+  let requests = 0;
+  const server = createServer({ cert: certificate.cert, key: certificate.key, keepAliveTimeout: 30_000 }, (req, res) => {
+    const chunks = [];
+    req.on('data', (chunk) => chunks.push(chunk));
+    req.on('end', () => {
+      const receivedAt = Date.now();
+      requests += 1;
+      res.writeHead(204).end();
+      const deliveryId = req.headers['x-webhook-delivery'];
+      if (firstReceipt.has(deliveryId)) return;
+      const { created_at: createdAt } = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+      firstReceipt.set(deliveryId, { receivedAt, createdAt: Date.parse(createdAt) });
+    });
+  });
+  return new Promise((resolve) => {
+    server.listen(0, '127.0.0.1', () =>
+      resolve({
+        url: (hookPath) => `https://localhost:${server.address().port}${hookPath}`,
+        firstReceipt,
+        get requests() {
+          return requests;
+        },
+        close: () => {
+          server.closeAllConnections();
+          return new Promise((done) => server.close(() => done()));
+        },
+      }),
+    );
+  });
+}
+
+const peakRssMb = (pid) => Number(/VmHWM:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? NaN) / 1024;
+
+/** CPU seconds (user + system) a process has used so far. */
+function cpuSeconds(pid) {
+  const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+const percentile = (sorted, p) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
+
+async function waitUntil(check, timeoutMs, what, progress = () => '') {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what} ${progress()}`);
+    await sleep(50);
+  }
+}
+
+const stack = await startStack({ name: 'bench-delivery', fast: true, fresh: true });
+process.env.DATABASE_URL = stack.databaseUrl;
+const certificate = makeCertificate();
+const receiver = await startReceiver(certificate);
+
+let system;
+let exitCode = 0;
+try {
+  say('starting the token, project, webhook, issue, delivery and gateway services...');
+  system = await startSystem({
+    services: ['token', 'project', 'webhook', 'issue', 'delivery', 'gateway'],
+    env: { NATS_URL: stack.natsUrl, WEBHOOK_ALLOWED_CIDRS: '127.0.0.0/8', LOG_LEVEL: 'warn' },
+    serviceEnv: {
+      delivery: { NODE_EXTRA_CA_CERTS: certificate.certPath },
+      // The limiter still runs on every request; its limit is out of the way.
+      gateway: { RATE_LIMIT_PER_SECOND: '1000000', RATE_LIMIT_BURST: '1000000' },
+    },
+  });
+  const team = await bootstrapTeam(system);
+  const client = api(system, team.token);
+  const project = await client.post(`/teams/${team.team_id}/organizations/${team.organization_id}/projects`, { name: 'Bench' });
+  if (project.status !== 201) throw new Error(`project: ${project.status} ${project.text}`);
+  for (let i = 1; i <= WEBHOOKS; i++) {
+    const webhook = await client.post(`/teams/${team.team_id}/webhooks`, {
+      url: receiver.url(`/hook-${i}`),
+      events: ['issue.created', 'issue.updated'],
+      secret: `bench-signing-secret-${i}`,
+    });
+    if (webhook.status !== 201) throw new Error(`webhook: ${webhook.status} ${webhook.text}`);
+  }
+  const issuesUrl = `${system.gatewayUrl}/api/v1/teams/${team.team_id}/organizations/${team.organization_id}/projects/${project.body.id}/issues`;
+  const headers = { authorization: `Bearer ${team.token}`, accept: 'application/json', 'content-type': 'application/json' };
+  let created = 0;
+  let sent = 0;
+  let failed = 0;
+  const createIssue = async () => {
+    const n = ++sent;
+    try {
+      const response = await fetch(issuesUrl, { method: 'POST', headers, body: JSON.stringify({ title: `Bench issue ${n}`, priority: 'medium' }) });
+      const text = await response.text();
+      if (response.status === 201) created += 1;
+      else if (++failed <= 3) say(`issue create answered ${response.status}: ${text.slice(0, 200)}`);
+    } catch (error) {
+      if (++failed <= 3) say(`issue create failed: ${error?.message ?? error}`);
+    }
+  };
+
+  /** Open loop: issues are sent on schedule whether or not earlier ones have been answered. */
+  async function createAtRate(rate, seconds) {
+    const started = performance.now();
+    const total = Math.round(rate * seconds);
+    const inFlight = new Set();
+    for (let scheduled = 0; scheduled < total; ) {
+      const due = Math.min(total, Math.floor(((performance.now() - started) / 1000) * rate) + 1);
+      for (; scheduled < due; scheduled++) {
+        const request = createIssue().finally(() => inFlight.delete(request));
+        inFlight.add(request);
+      }
+      await sleep(2);
+    }
+    await Promise.all(inFlight);
+  }
+
+  // 1. Latency at a fixed rate.
+  if (WARMUP_S > 0) {
+    say(`warm-up: ${RATE} issues/s for ${WARMUP_S} s...`);
+    await createAtRate(RATE, WARMUP_S);
+    const expected = created * WEBHOOKS;
+    await waitUntil(() => receiver.firstReceipt.size >= expected, 60_000, 'the warm-up deliveries', () => `(${receiver.firstReceipt.size} of ${expected})`);
+  }
+  const before = new Set(receiver.firstReceipt.keys());
+  const createdBefore = created;
+  const SERVICES = ['gateway', 'token', 'project', 'webhook', 'issue', 'delivery'];
+  const cpuBefore = Object.fromEntries(SERVICES.map((name) => [name, cpuSeconds(system.services[name].pid)]));
+  const benchCpuBefore = process.cpuUsage();
+  say(`latency: ${RATE} issues/s through the gateway for ${DURATION_S} s, ${WEBHOOKS} webhooks each...`);
+  await createAtRate(RATE, DURATION_S);
+  const measuredEvents = created - createdBefore;
+  await waitUntil(() => receiver.firstReceipt.size >= created * WEBHOOKS, 120_000, 'every delivery of the latency run', () => `(${receiver.firstReceipt.size} of ${created * WEBHOOKS}; ${failed} creates failed)`);
+  const latencies = [...receiver.firstReceipt.entries()]
+    .filter(([id]) => !before.has(id))
+    .map(([, receipt]) => receipt.receivedAt - receipt.createdAt)
+    .sort((a, b) => a - b);
+  const cpuPerEventMs = Object.fromEntries(SERVICES.map((name) => [name, ((cpuSeconds(system.services[name].pid) - cpuBefore[name]) * 1000) / measuredEvents]));
+  const benchCpu = process.cpuUsage(benchCpuBefore);
+  cpuPerEventMs['load generator + receiver'] = (benchCpu.user + benchCpu.system) / 1000 / measuredEvents;
+  const deliveryPid = system.services.delivery.pid;
+  let deliveryRss = peakRssMb(deliveryPid);
+
+  // 2. Throughput at saturation: a backlog drained as fast as the delivery service can.
+  say(`saturation: stopping the delivery service and queueing ${BACKLOG} issues (${BACKLOG * WEBHOOKS} deliveries)...`);
+  await system.services.delivery.stop();
+  const sentBefore = sent;
+  const workers = Array.from({ length: 16 }, async () => {
+    while (sent - sentBefore < BACKLOG) await createIssue();
+  });
+  await Promise.all(workers);
+  const backlogTotal = created * WEBHOOKS;
+  const metricsUrl = `${system.services.issue.url}/metrics`;
+  const outboxBacklog = async () => Number(/^worklane_outbox_backlog(?:\{[^}]*\})? (\d+)$/m.exec(await (await fetch(metricsUrl)).text())?.[1] ?? NaN);
+  await waitUntil(async () => (await outboxBacklog()) === 0, 120_000, 'the outbox to be published');
+  const drainedBefore = receiver.firstReceipt.size;
+  say('starting the delivery service again and measuring the drain...');
+  await system.services.delivery.restart();
+  await waitUntil(() => receiver.firstReceipt.size >= backlogTotal, 300_000, 'the backlog to drain');
+  const drained = [...receiver.firstReceipt.values()].slice(drainedBefore).map((receipt) => receipt.receivedAt).sort((a, b) => a - b);
+  const drainSeconds = (drained[drained.length - 1] - drained[0]) / 1000;
+  const deliveriesPerSecond = (drained.length - 1) / drainSeconds;
+  deliveryRss = Math.max(deliveryRss, peakRssMb(system.services.delivery.pid));
+  const issueRss = peakRssMb(system.services.issue.pid);
+  if (system.services.delivery.pid === deliveryPid) say('note: the delivery service pid did not change across the restart');
+
+  const p50 = percentile(latencies, 50);
+  const p99 = percentile(latencies, 99);
+  const f = (value, digits = 1) => (Number.isFinite(value) ? value.toFixed(digits) : 'n/a');
+  const pass = (ok) => (ok ? 'ok' : 'MISSED');
+  const lines = [
+    '',
+    `Delivery benchmark: ${WEBHOOKS} webhooks on a local HTTPS receiver, signed deliveries`,
+    '',
+    `latency at ${RATE} issue events/s for ${DURATION_S} s (${measuredEvents} events, ${latencies.length} deliveries), event commit to receipt:`,
+    `  p50 ${f(p50)} ms (target <= ${TARGETS.p50Ms} ms: ${pass(p50 <= TARGETS.p50Ms)})   p99 ${f(p99)} ms (target <= ${TARGETS.p99Ms} ms: ${pass(p99 <= TARGETS.p99Ms)})   max ${f(latencies[latencies.length - 1])} ms`,
+    `saturation: ${drained.length} queued deliveries drained in ${f(drainSeconds, 2)} s: ${f(deliveriesPerSecond, 0)} deliveries/s (target >= ${TARGETS.deliveriesPerSecond}: ${pass(deliveriesPerSecond >= TARGETS.deliveriesPerSecond)})`,
+    `peak RSS (VmHWM): issue ${f(issueRss)} MB, delivery ${f(deliveryRss)} MB`,
+    `CPU per issue event during the latency run: ${Object.entries(cpuPerEventMs).map(([name, ms]) => `${name} ${f(ms, 2)} ms`).join(', ')}`,
+    `receiver requests: ${receiver.requests} for ${receiver.firstReceipt.size} distinct deliveries; failed issue creates: ${failed}`,
+  ];
+  process.stdout.write(`${lines.join('\n')}\n`);
+  if (process.env.BENCH_JSON === '1') {
+    process.stdout.write(`${JSON.stringify({ rate: RATE, durationSeconds: DURATION_S, p50Ms: p50, p99Ms: p99, deliveriesPerSecond, peakRssMb: { issue: issueRss, delivery: deliveryRss }, failed })}\n`);
+  }
+  if (failed > 0) {
+    for (const name of ['gateway', 'issue']) {
+      const errors = system.services[name].logs().split('\n').filter((line) => /"level":"(error|fatal)"/.test(line));
+      for (const line of errors.slice(0, 3)) say(`${name}: ${line.slice(0, 600)}`);
+    }
+    say('some issue creates failed: the figures above are not trustworthy');
+    exitCode = 1;
+  }
+} catch (error) {
+  say(`benchmark failed: ${error?.stack ?? error}`);
+  exitCode = 1;
+} finally {
+  await system?.stop().catch((error) => say(`could not stop the services: ${error?.message ?? error}`));
+  await receiver.close();
+  fs.rmSync(certificate.dir, { recursive: true, force: true });
+  await stack.stop();
+}
+process.exit(exitCode);

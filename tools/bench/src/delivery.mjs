@@ -98,6 +98,42 @@ function cpuSeconds(pid) {
   return (Number(fields[11]) + Number(fields[12])) / 100;
 }
 
+/** Pids of the PostgreSQL server (postmaster and backends) and nats-server of the bench stack. */
+function infrastructurePids(stackDir) {
+  const postmaster = Number(fs.readFileSync(path.join(stackDir, 'pg', 'data', 'postmaster.pid'), 'utf8').split('\n')[0]);
+  const postgres = [postmaster];
+  const nats = [];
+  for (const entry of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = fs.readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const parent = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      if (parent === postmaster) postgres.push(Number(entry));
+      else if (fs.readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes(`${stackDir}/nats`)) nats.push(Number(entry));
+    } catch {
+      // gone
+    }
+  }
+  return { postgres, nats };
+}
+
+const totalCpuSeconds = (pids) => pids.reduce((sum, pid) => {
+  try {
+    return sum + cpuSeconds(pid);
+  } catch {
+    return sum;
+  }
+}, 0);
+
+/** Busy and total CPU seconds of the whole machine (every process, the other work on it included). */
+function machineCpuSeconds() {
+  const [, ...fields] = fs.readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/);
+  const ticks = fields.map(Number);
+  const idle = (ticks[3] ?? 0) + (ticks[4] ?? 0);
+  const total = ticks.slice(0, 8).reduce((sum, value) => sum + value, 0);
+  return { busy: (total - idle) / 100, total: total / 100 };
+}
+
 const percentile = (sorted, p) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
 
 async function waitUntil(check, timeoutMs, what, progress = () => '') {
@@ -183,6 +219,9 @@ try {
   const SERVICES = ['gateway', 'token', 'project', 'webhook', 'issue', 'delivery'];
   const cpuBefore = Object.fromEntries(SERVICES.map((name) => [name, cpuSeconds(system.services[name].pid)]));
   const benchCpuBefore = process.cpuUsage();
+  const infrastructure = infrastructurePids(stack.dir);
+  const infrastructureBefore = { postgres: totalCpuSeconds(infrastructure.postgres), nats: totalCpuSeconds(infrastructure.nats) };
+  const machineBefore = machineCpuSeconds();
   say(`latency: ${RATE} issues/s through the gateway for ${DURATION_S} s, ${WEBHOOKS} webhooks each...`);
   await createAtRate(RATE, DURATION_S);
   const measuredEvents = created - createdBefore;
@@ -194,6 +233,13 @@ try {
   const cpuPerEventMs = Object.fromEntries(SERVICES.map((name) => [name, ((cpuSeconds(system.services[name].pid) - cpuBefore[name]) * 1000) / measuredEvents]));
   const benchCpu = process.cpuUsage(benchCpuBefore);
   cpuPerEventMs['load generator + receiver'] = (benchCpu.user + benchCpu.system) / 1000 / measuredEvents;
+  cpuPerEventMs.postgres = ((totalCpuSeconds(infrastructure.postgres) - infrastructureBefore.postgres) * 1000) / measuredEvents;
+  cpuPerEventMs.nats = ((totalCpuSeconds(infrastructure.nats) - infrastructureBefore.nats) * 1000) / measuredEvents;
+  const machineAfter = machineCpuSeconds();
+  const cores = os.cpus().length;
+  const machineBusy = (machineAfter.busy - machineBefore.busy) / ((machineAfter.total - machineBefore.total) / cores);
+  const ours = Object.values(cpuPerEventMs).reduce((sum, ms) => sum + ms, 0) * measuredEvents / 1000;
+  const machineOthers = machineAfter.busy - machineBefore.busy - ours;
   const deliveryPid = system.services.delivery.pid;
   let deliveryRss = peakRssMb(deliveryPid);
 
@@ -233,6 +279,7 @@ try {
     `saturation: ${drained.length} queued deliveries drained in ${f(drainSeconds, 2)} s: ${f(deliveriesPerSecond, 0)} deliveries/s (target >= ${TARGETS.deliveriesPerSecond}: ${pass(deliveriesPerSecond >= TARGETS.deliveriesPerSecond)})`,
     `peak RSS (VmHWM): issue ${f(issueRss)} MB, delivery ${f(deliveryRss)} MB`,
     `CPU per issue event during the latency run: ${Object.entries(cpuPerEventMs).map(([name, ms]) => `${name} ${f(ms, 2)} ms`).join(', ')}`,
+    `machine CPU during the latency run: ${f(machineBusy, 2)} of ${cores} cores busy, ${f(Math.max(0, machineOthers) / DURATION_S, 2)} cores of it by processes outside this benchmark`,
     `receiver requests: ${receiver.requests} for ${receiver.firstReceipt.size} distinct deliveries; failed issue creates: ${failed}`,
   ];
   process.stdout.write(`${lines.join('\n')}\n`);

@@ -1,4 +1,4 @@
-import { withTransaction, type Pool, type PoolClient } from '@worklane/db';
+import type { Pool, PoolClient } from '@worklane/db';
 import { SpanKind, inSpan, injectTraceContext, restoreTraceContext, type JetStreamClient } from '@worklane/messaging';
 import type { Logger } from '@worklane/observability';
 import { OUTBOX_CHANNEL } from '../data/issues';
@@ -8,7 +8,14 @@ interface OutboxRow {
   subject: string;
   payload: string;
   trace_context: Record<string, string> | null;
+  created_at: Date;
 }
+
+/**
+ * How long a relay owns the rows it claimed: well beyond a publish (JetStream answers or times
+ * out within seconds), and the longest a relay that dies mid-publish delays them.
+ */
+const CLAIM_SECONDS = 15;
 
 export interface OutboxRelayOptions {
   pool: Pool;
@@ -30,9 +37,9 @@ export interface OutboxRelayOptions {
 const CLEANUP_INTERVAL_MS = 10 * 60_000;
 
 /**
- * Publishes outbox rows to JetStream. Each batch is claimed with FOR UPDATE SKIP LOCKED, so any
+ * Publishes outbox rows to JetStream. Each batch is leased with FOR UPDATE SKIP LOCKED, so any
  * number of issue replicas relay side by side without publishing a row twice; a crash after the
- * publish but before the commit re-publishes the row later with the same `Nats-Msg-Id`, which
+ * publish but before the row is marked re-publishes it later with the same `Nats-Msg-Id`, which
  * JetStream drops as a duplicate.
  */
 export class OutboxRelay {
@@ -73,30 +80,39 @@ export class OutboxRelay {
     }
   }
 
-  /** Publishes one batch; resolves to the number of rows it published. */
+  /**
+   * Publishes one batch; resolves to the number of rows it published. Rows are leased with
+   * FOR UPDATE SKIP LOCKED, so relays of other replicas take other rows meanwhile.
+   */
   async publishBatch(): Promise<number> {
     const { pool, js, batchSize, logger } = this.options;
-    let failed = 0;
-    const published = await withTransaction(pool, async (client) => {
-      const { rows } = await client.query<OutboxRow>(
-        `SELECT id, subject, payload, trace_context FROM outbox
-         WHERE published_at IS NULL ORDER BY created_at LIMIT $1 FOR UPDATE SKIP LOCKED`,
-        [batchSize],
-      );
-      if (rows.length === 0) return 0;
-      const results = await Promise.allSettled(rows.map((row) => this.publish(js, row)));
-      const done = rows.filter((_, index) => results[index]?.status === 'fulfilled').map((row) => row.id);
-      failed = rows.length - done.length;
-      if (failed > 0) {
-        const reason = (results.find((result) => result.status === 'rejected') as PromiseRejectedResult).reason;
-        logger.warn({ err: reason, failed, published: done.length }, 'outbox publish failed; will retry');
-      }
-      if (done.length > 0) await client.query('UPDATE outbox SET published_at = now() WHERE id = ANY($1::uuid[])', [done]);
-      return done.length;
-    });
-    if (published > 0) this.options.onPublished?.(published);
-    if (failed > 0) throw new Error(`${failed} outbox events could not be published`);
-    return published;
+    const { rows } = await pool.query<OutboxRow>(
+      `UPDATE outbox SET claimed_until = now() + make_interval(secs => $2)
+       WHERE id IN (
+         SELECT id FROM outbox
+         WHERE published_at IS NULL AND (claimed_until IS NULL OR claimed_until < now())
+         ORDER BY created_at
+         LIMIT $1
+         FOR UPDATE SKIP LOCKED
+       )
+       RETURNING id, subject, payload, trace_context, created_at`,
+      [batchSize, CLAIM_SECONDS],
+    );
+    if (rows.length === 0) return 0;
+    rows.sort((a, b) => (a.created_at < b.created_at ? -1 : a.created_at > b.created_at ? 1 : 0));
+    const results = await Promise.allSettled(rows.map((row) => this.publish(js, row)));
+    const done = rows.filter((_, index) => results[index]?.status === 'fulfilled').map((row) => row.id);
+    const failed = rows.filter((_, index) => results[index]?.status === 'rejected').map((row) => row.id);
+    if (done.length > 0) await pool.query('UPDATE outbox SET published_at = now(), claimed_until = NULL WHERE id = ANY($1::uuid[])', [done]);
+    if (done.length > 0) this.options.onPublished?.(done.length);
+    if (failed.length > 0) {
+      // Released at once, so the next pass (after the backoff) retries them.
+      await pool.query('UPDATE outbox SET claimed_until = NULL WHERE id = ANY($1::uuid[])', [failed]).catch(() => {});
+      const reason = (results.find((result) => result.status === 'rejected') as PromiseRejectedResult).reason;
+      logger.warn({ err: reason, failed: failed.length, published: done.length }, 'outbox publish failed; will retry');
+      throw new Error(`${failed.length} outbox events could not be published`);
+    }
+    return done.length;
   }
 
   private publish(js: JetStreamClient, row: OutboxRow) {

@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Express, NextFunction, Request, Response } from 'express';
-import { HttpError, createServiceApp, forbidden, notFound, signIdentity } from '@worklane/http';
+import { HttpError, badRequest, createServiceApp, forbidden, notFound, signIdentity } from '@worklane/http';
 import type { Logger, ServiceMetrics } from '@worklane/observability';
 import type { RequestHandler } from 'http-proxy-middleware';
 import type { TokenAuthenticator } from './authenticate';
@@ -104,6 +104,8 @@ export function createApp(deps: AppDeps): Express {
     parseBodies: false,
     routes: (router) => {
       router.use((req, res, next) => {
+        // Absolute-form and `*` targets are for forward proxies; routing here reads paths only.
+        if (!req.url.startsWith('/')) throw badRequest('The request target must be a path.');
         stripClientHeaders(req);
         return isApiPath(req.url) ? api(req, res, next) : toConsole(req, res, next);
       });

@@ -65,3 +65,14 @@ describe('readJsonBody', () => {
     expect((await readJsonBody(json(body)))?.length).toBe(1024 * 1024);
   });
 });
+
+describe('a client that leaves mid-body', () => {
+  it('is answered 400 (to no one) rather than counted as a server failure', async () => {
+    const stream = new PassThrough();
+    Object.assign(stream, { headers: { 'content-type': 'application/json', 'content-length': '100' } });
+    stream.write('{"name":');
+    const reading = readJsonBody(stream as unknown as IncomingMessage);
+    stream.destroy();
+    expect(await status(reading)).toBe(400);
+  });
+});

@@ -67,14 +67,13 @@ function collect(req: IncomingMessage, limit: number): Promise<Buffer> {
       cleanup();
       resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
     };
-    const onError = (error: Error) => {
+    // The client went away mid-body: nobody is left to answer, and nothing failed on our side.
+    const incomplete = () => {
       cleanup();
-      reject(error);
+      reject(badRequest('The request body was not sent completely.'));
     };
-    const onClose = () => {
-      cleanup();
-      reject(new Error('the client closed the connection before sending the whole body'));
-    };
+    const onError = incomplete;
+    const onClose = incomplete;
     req.on('data', onData);
     req.on('end', onEnd);
     req.on('error', onError);

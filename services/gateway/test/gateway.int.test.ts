@@ -3,7 +3,7 @@
 // the services do with identities the gateway did not sign, the console behind it, readiness and
 // every service's metrics.
 import { api, bootstrapTeam, createToken, revokeToken, startSystem, type BootstrapResult, type System } from '@worklane/testing';
-import { direct, parseMetrics, samples, signed, type Sample } from './support';
+import { direct, parseMetrics, rawStatus, samples, signed, type Sample } from './support';
 
 jest.setTimeout(120_000);
 
@@ -54,6 +54,12 @@ describe('routes at the gateway', () => {
       expect(response.body).toEqual({ message: 'Not found.' });
     }
     expect((await api(system, alice.token).get('/teams/1/organizations/2/projects/3/extra')).status).toBe(404);
+  });
+
+  it('answers 400 for a request target that is not a path (absolute-form, as sent to forward proxies)', async () => {
+    const port = system.services.gateway!.httpPort;
+    const target = `http://elsewhere.example/api/v1${projects(alice)}`;
+    expect(await rawStatus(port, `GET ${target} HTTP/1.1\r\nHost: elsewhere.example\r\nAuthorization: Bearer ${alice.token}\r\nConnection: close\r\n\r\n`)).toBe(400);
   });
 
   it('answers 404 for a non-integer team or id', async () => {

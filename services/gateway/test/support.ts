@@ -142,3 +142,15 @@ export function holdRequest(port: number, method: string, path: string, headers:
     socket.write(`${lines.join('\r\n')}\r\n\r\n`);
   });
 }
+
+/** Sends `request` as written on a fresh connection and resolves with the status code answered. */
+export function rawStatus(port: number, request: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const socket = net.connect(port, '127.0.0.1', () => socket.write(request));
+    let received = '';
+    socket.setEncoding('utf8');
+    socket.on('data', (chunk: string) => (received += chunk));
+    socket.on('error', reject);
+    socket.on('close', () => resolve(Number(/^HTTP\/1\.1 (\d{3})/.exec(received)?.[1] ?? 0)));
+  });
+}

@@ -35,7 +35,7 @@ const WARMUP_S = Number(process.env.BENCH_WARMUP_S || 2);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS || 10);
 const SEED_PROJECTS = Number(process.env.BENCH_SEED_PROJECTS || 20);
 const RATE = Number(process.env.BENCH_RATE || 200);
-const NODE_OPTIONS = process.env.BENCH_NODE_OPTIONS ?? '--max-old-space-size=128 --max-semi-space-size=2';
+const NODE_OPTIONS = process.env.BENCH_NODE_OPTIONS ?? '--max-old-space-size=128 --max-semi-space-size=4';
 const TARGETS = { throughputRatio: 0.5, addedP50Ms: 1, rssMb: 150 };
 
 if (process.env.WORKLANE_SKIP_BUILD !== '1') {

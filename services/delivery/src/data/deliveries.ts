@@ -116,15 +116,16 @@ export class DeliveryStore {
   async createForEvents(events: EventFanOut[]): Promise<number[]> {
     const rows = events.flatMap((fanOut) => fanOut.webhookIds.map((webhookId) => ({ fanOut, webhookId })));
     if (rows.length === 0) return events.map(() => 0);
-    const { rows: inserted } = await this.pool.query<{ event_id: string }>(
-      `INSERT INTO deliveries (id, event_id, event, team_id, webhook_id, body, trace_context, next_attempt_at, event_created_at)
+    const { rows: inserted } = await this.pool.query<{ event_id: string }>({
+      name: 'deliveries-create-for-events',
+      text: `INSERT INTO deliveries (id, event_id, event, team_id, webhook_id, body, trace_context, next_attempt_at, event_created_at)
        SELECT planned.id, planned.event_id, planned.event, planned.team_id, planned.webhook_id, planned.body, planned.trace_context::jsonb,
               now() + make_interval(secs => planned.delay_seconds), planned.event_created_at
        FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::bigint[], $5::bigint[], $6::bytea[], $7::text[], $8::float8[], $9::timestamptz[])
          AS planned (id, event_id, event, team_id, webhook_id, body, trace_context, delay_seconds, event_created_at)
        ON CONFLICT (id) DO NOTHING
        RETURNING event_id`,
-      [
+      values: [
         rows.map(({ fanOut, webhookId }) => deliveryId(fanOut.event.id, webhookId)),
         rows.map(({ fanOut }) => fanOut.event.id),
         rows.map(({ fanOut }) => fanOut.event.event),
@@ -135,7 +136,7 @@ export class DeliveryStore {
         rows.map(({ fanOut }) => fanOut.firstDelayMs / 1000),
         rows.map(({ fanOut }) => fanOut.event.created_at),
       ],
-    );
+    });
     const counts = new Map<string, number>();
     for (const row of inserted) counts.set(row.event_id, (counts.get(row.event_id) ?? 0) + 1);
     return events.map((fanOut) => counts.get(fanOut.event.id.toLowerCase()) ?? 0);
@@ -177,8 +178,9 @@ export class DeliveryStore {
     const leaseToken = randomUUID();
     const busy = [...inFlight].filter(([, count]) => count >= perWebhook).map(([webhookId]) => webhookId);
     const partly = [...inFlight].filter(([, count]) => count < perWebhook);
-    const { rows } = await this.pool.query<Omit<ClaimedDelivery, 'leaseToken'>>(
-      `WITH candidates AS (
+    const { rows } = await this.pool.query<Omit<ClaimedDelivery, 'leaseToken'>>({
+      name: 'deliveries-claim-due',
+      text: `WITH candidates AS (
          SELECT id, webhook_id, next_attempt_at FROM deliveries
          WHERE status = 'pending' AND next_attempt_at <= now() AND NOT (webhook_id = ANY($3::bigint[]))
          ORDER BY next_attempt_at
@@ -199,8 +201,8 @@ export class DeliveryStore {
                  d.trace_context AS "traceContext", d.attempt_count AS "attemptCount",
                  (extract(epoch FROM d.event_created_at) * 1000)::float8 AS "eventCreatedAtMs",
                  d.redelivery_of IS NOT NULL AS "isRedelivery"`,
-      [leaseToken, leaseMs / 1000, busy, limit, partly.map(([webhookId]) => webhookId), partly.map(([, count]) => count), perWebhook],
-    );
+      values: [leaseToken, leaseMs / 1000, busy, limit, partly.map(([webhookId]) => webhookId), partly.map(([, count]) => count), perWebhook],
+    });
     return rows.map((row) => ({ ...row, leaseToken }));
   }
 
@@ -211,8 +213,9 @@ export class DeliveryStore {
   async recordAttempts(attempts: { delivery: ClaimedDelivery; outcome: AttemptOutcome }[]): Promise<boolean[]> {
     if (attempts.length === 0) return [];
     const column = <T>(read: (attempt: { delivery: ClaimedDelivery; outcome: AttemptOutcome }) => T) => attempts.map(read);
-    const { rows } = await this.pool.query<{ delivery_id: string }>(
-      `WITH outcome AS (
+    const { rows } = await this.pool.query<{ delivery_id: string }>({
+      name: 'deliveries-record-attempts',
+      text: `WITH outcome AS (
          SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::float8[], $6::float8[], $7::text[], $8::int[], $9::text[], $10::int[], $11::text[])
            AS o (id, lease_token, status, failure_reason, retry_seconds, started_ms, url, status_code, error, duration_ms, response_body)
        ), moved AS (
@@ -232,7 +235,7 @@ export class DeliveryStore {
        SELECT moved.id, moved.attempt_count, to_timestamp(o.started_ms / 1000), o.url, o.status_code, o.error, o.duration_ms, o.response_body
        FROM moved JOIN outcome AS o ON o.id = moved.id
        RETURNING delivery_id`,
-      [
+      values: [
         column(({ delivery }) => delivery.id),
         column(({ delivery }) => delivery.leaseToken),
         column(({ outcome }) => outcome.status),
@@ -245,7 +248,7 @@ export class DeliveryStore {
         column(({ outcome }) => outcome.durationMs),
         column(({ outcome }) => outcome.responseBody),
       ],
-    );
+    });
     const recorded = new Set(rows.map((row) => row.delivery_id));
     return attempts.map(({ delivery }) => recorded.has(delivery.id));
   }

@@ -1,6 +1,6 @@
-import { timestamp, withTransaction, type Pool, type PoolClient, type Queryable } from '@worklane/db';
-import { captureTraceContext } from '@worklane/messaging';
-import { issueEvent, type OutboxEvent } from '../domain/events';
+import { randomUUID } from 'node:crypto';
+import { timestamp, withTransaction, type Pool, type PoolClient } from '@worklane/db';
+import { ISSUE_EVENT_SUBJECTS, captureTraceContext, type IssueEventName } from '@worklane/messaging';
 import { diffIssue, EDITABLE_FIELDS, newIssueValues, type CreateIssueInput, type Issue, type UpdateIssueInput } from '../domain/issue';
 
 /** Where an issue lives; every query is scoped by all three so that ids from elsewhere find nothing. */
@@ -33,15 +33,31 @@ const ISSUE_COLUMNS = [
 
 const SCOPE = 'team_id = $1 AND organization_id = $2 AND project_id = $3';
 
-async function writeOutbox(client: Queryable, event: OutboxEvent): Promise<void> {
-  await client.query(
-    `WITH written AS (
-       INSERT INTO outbox (id, subject, payload, trace_context) VALUES ($1, $2, $3, $4) RETURNING id
+/**
+ * The CTE `event` that writes the event of the change in CTE `changed` to the outbox, and the
+ * final SELECT that returns the issue and wakes the relays at commit. The payload is built here, in
+ * the statement that makes the change, from the same columns the API returns: the envelope of
+ * DESIGN.md section 4 as compact JSON, `{"id", "event", "created_at", "team_id", "issue"}`, plus
+ * `changes` (given as JSON) for issue.updated. `$1` is the team, `eventParam` the event id,
+ * `traceParam` the trace context.
+ */
+function writeEventAndReturn(event: IssueEventName, eventParam: string, traceParam: string, changesParam?: string): string {
+  const createdAt = event === 'issue.created' ? 'changed.created_at' : 'changed.updated_at';
+  return `, event AS (
+       INSERT INTO outbox (id, subject, payload, trace_context)
+       SELECT ${eventParam}, '${ISSUE_EVENT_SUBJECTS[event]}', row_to_json(envelope)::text, ${traceParam}
+       FROM changed, LATERAL (
+         SELECT ${eventParam}::uuid AS id, '${event}'::text AS event, ${timestamp(createdAt, 'created_at')}, $1::bigint AS team_id,
+                (SELECT row_to_json(public) FROM (SELECT ${ISSUE_COLUMNS} FROM changed) AS public) AS issue
+                ${changesParam ? `, ${changesParam}::json AS changes` : ''}
+       ) AS envelope
+       RETURNING id AS event_id
      )
-     SELECT pg_notify('${OUTBOX_CHANNEL}', '') FROM written`,
-    [event.id, event.subject, event.payload, captureTraceContext()],
-  );
+     SELECT ${ISSUE_COLUMNS}, pg_notify('${OUTBOX_CHANNEL}', '') FROM changed, event`;
 }
+
+/** pg_notify's (void) column, dropped from what the API returns. */
+const withoutNotify = ({ pg_notify: _notify, ...issue }: Issue & { pg_notify?: unknown }): Issue => issue;
 
 export class IssueStore {
   constructor(private readonly pool: Pool) {}
@@ -66,41 +82,44 @@ export class IssueStore {
     return rows[0];
   }
 
-  /** Takes the project's next number and writes the issue with its issue.created event. */
+  /**
+   * Takes the project's next number and writes the issue with its issue.created event, in one
+   * statement: a single round trip, and atomic without an explicit transaction.
+   */
   async create(scope: ProjectScope, referencePrefix: string, createdBy: number, input: CreateIssueInput): Promise<Issue> {
     const values = newIssueValues(input);
-    return withTransaction(this.pool, async (client) => {
-      const { rows } = await client.query<Issue>(
-        `WITH counter AS (
-           INSERT INTO project_issue_counters (project_id, last_number) VALUES ($3, 1)
-           ON CONFLICT (project_id) DO UPDATE SET last_number = project_issue_counters.last_number + 1
-           RETURNING last_number
-         )
+    const { rows } = await this.pool.query<Issue>({
+      name: 'issue-create',
+      text: `WITH counter AS (
+         INSERT INTO project_issue_counters (project_id, last_number) VALUES ($3, 1)
+         ON CONFLICT (project_id) DO UPDATE SET last_number = project_issue_counters.last_number + 1
+         RETURNING last_number
+       ), changed AS (
          INSERT INTO issues (team_id, organization_id, project_id, number, reference_code, title, description, url,
                              type, status, priority, assigned_to, estimated_date, created_by)
          SELECT $1, $2, $3, counter.last_number, $4 || '-' || counter.last_number, $5, $6, $7, $8, $9, $10, $11, $12, $13
          FROM counter
-         RETURNING ${ISSUE_COLUMNS}`,
-        [
-          scope.teamId,
-          scope.organizationId,
-          scope.projectId,
-          referencePrefix,
-          values.title,
-          values.description,
-          values.url,
-          values.type,
-          values.status,
-          values.priority,
-          values.assigned_to,
-          values.estimated_date,
-          createdBy,
-        ],
-      );
-      const issue = rows[0] as Issue;
-      await writeOutbox(client, issueEvent('issue.created', scope.teamId, issue));
-      return issue;
+         RETURNING *
+       )${writeEventAndReturn('issue.created', '$14', '$15')}`,
+      values: [
+        scope.teamId,
+        scope.organizationId,
+        scope.projectId,
+        referencePrefix,
+        values.title,
+        values.description,
+        values.url,
+        values.type,
+        values.status,
+        values.priority,
+        values.assigned_to,
+        values.estimated_date,
+        createdBy,
+        randomUUID(),
+        captureTraceContext(),
+      ],
     });
+    return withoutNotify(rows[0] as Issue);
   }
 
   /**
@@ -115,14 +134,15 @@ export class IssueStore {
       const changes = diffIssue(current, update);
       const changed = EDITABLE_FIELDS.filter((field) => changes[field] !== undefined);
       if (changed.length === 0) return current;
-      const assignments = changed.map((field, index) => `${field} = $${index + 2}`);
+      // $1 is the team (for the event), $2 the issue, $3 the event id, $4 the trace, $5 the changes.
+      const assignments = changed.map((field, index) => `${field} = $${index + 6}`);
       const { rows } = await client.query<Issue>(
-        `UPDATE issues SET ${assignments.join(', ')}, updated_at = now() WHERE id = $1 RETURNING ${ISSUE_COLUMNS}`,
-        [issueId, ...changed.map((field) => changes[field]?.to)],
+        `WITH changed AS (
+           UPDATE issues SET ${assignments.join(', ')}, updated_at = now() WHERE id = $2 RETURNING *
+         )${writeEventAndReturn('issue.updated', '$3', '$4', '$5')}`,
+        [scope.teamId, issueId, randomUUID(), captureTraceContext(), JSON.stringify(changes), ...changed.map((field) => changes[field]?.to)],
       );
-      const issue = rows[0] as Issue;
-      await writeOutbox(client, issueEvent('issue.updated', scope.teamId, issue, changes));
-      return issue;
+      return withoutNotify(rows[0] as Issue);
     });
   }
 

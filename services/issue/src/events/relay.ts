@@ -35,6 +35,11 @@ export interface OutboxRelayOptions {
 }
 
 const CLEANUP_INTERVAL_MS = 10 * 60_000;
+/**
+ * A notification arrives for every committed event; waiting this long after one lets the events
+ * committed meanwhile go out in the same batch, at the cost of a few milliseconds of latency.
+ */
+const WAKE_COALESCE_MS = 5;
 
 /**
  * Publishes outbox rows to JetStream. Each batch is leased with FOR UPDATE SKIP LOCKED, so any
@@ -86,8 +91,9 @@ export class OutboxRelay {
    */
   async publishBatch(): Promise<number> {
     const { pool, js, batchSize, logger } = this.options;
-    const { rows } = await pool.query<OutboxRow>(
-      `UPDATE outbox SET claimed_until = now() + make_interval(secs => $2)
+    const { rows } = await pool.query<OutboxRow>({
+      name: 'outbox-claim',
+      text: `UPDATE outbox SET claimed_until = now() + make_interval(secs => $2)
        WHERE id IN (
          SELECT id FROM outbox
          WHERE published_at IS NULL AND (claimed_until IS NULL OR claimed_until < now())
@@ -96,15 +102,21 @@ export class OutboxRelay {
          FOR UPDATE SKIP LOCKED
        )
        RETURNING id, subject, payload, trace_context, created_at`,
-      [batchSize, CLAIM_SECONDS],
-    );
+      values: [batchSize, CLAIM_SECONDS],
+    });
     if (rows.length === 0) return 0;
     rows.sort((a, b) => (a.created_at < b.created_at ? -1 : a.created_at > b.created_at ? 1 : 0));
     const results = await Promise.allSettled(rows.map((row) => this.publish(js, row)));
     const done = rows.filter((_, index) => results[index]?.status === 'fulfilled').map((row) => row.id);
     const failed = rows.filter((_, index) => results[index]?.status === 'rejected').map((row) => row.id);
-    if (done.length > 0) await pool.query('UPDATE outbox SET published_at = now(), claimed_until = NULL WHERE id = ANY($1::uuid[])', [done]);
-    if (done.length > 0) this.options.onPublished?.(done.length);
+    if (done.length > 0) {
+      await pool.query({
+        name: 'outbox-mark-published',
+        text: 'UPDATE outbox SET published_at = now(), claimed_until = NULL WHERE id = ANY($1::uuid[])',
+        values: [done],
+      });
+      this.options.onPublished?.(done.length);
+    }
     if (failed.length > 0) {
       // Released at once, so the next pass (after the backoff) retries them.
       await pool.query('UPDATE outbox SET claimed_until = NULL WHERE id = ANY($1::uuid[])', [failed]).catch(() => {});
@@ -155,10 +167,11 @@ export class OutboxRelay {
         resolve();
       }
       this.wakeUp = () => {
-        if (!ignoreWake || !this.running) {
-          this.wakeUp = undefined;
-          done();
-        }
+        if (!this.running) return done();
+        if (ignoreWake) return;
+        this.wakeUp = undefined;
+        clearTimeout(timer);
+        setTimeout(done, WAKE_COALESCE_MS);
       };
     });
   }

@@ -14,6 +14,7 @@
 //   BENCH_JSON=1 ... also prints the figures as one JSON line at the end.
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
+import { Agent, request as httpRequest } from 'node:http';
 import { createServer } from 'node:https';
 import { createRequire } from 'node:module';
 import os from 'node:os';
@@ -174,18 +175,34 @@ try {
     });
     if (webhook.status !== 201) throw new Error(`webhook: ${webhook.status} ${webhook.text}`);
   }
-  const issuesUrl = `${system.gatewayUrl}/api/v1/teams/${team.team_id}/organizations/${team.organization_id}/projects/${project.body.id}/issues`;
-  const headers = { authorization: `Bearer ${team.token}`, accept: 'application/json', 'content-type': 'application/json' };
+  const issuesUrl = new URL(`${system.gatewayUrl}/api/v1/teams/${team.team_id}/organizations/${team.organization_id}/projects/${project.body.id}/issues`);
+  // Plain node:http with keep-alive: the load generator should cost the machine as little as it can.
+  const agent = new Agent({ keepAlive: true, maxSockets: 64 });
   let created = 0;
   let sent = 0;
   let failed = 0;
+  const post = (body) =>
+    new Promise((resolve, reject) => {
+      const req = httpRequest(issuesUrl, {
+        method: 'POST',
+        agent,
+        headers: { authorization: `Bearer ${team.token}`, accept: 'application/json', 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+      });
+      req.on('response', (res) => {
+        const chunks = [];
+        res.on('data', (chunk) => chunks.push(chunk));
+        res.on('end', () => resolve({ status: res.statusCode, text: Buffer.concat(chunks).toString('utf8') }));
+        res.on('error', reject);
+      });
+      req.on('error', reject);
+      req.end(body);
+    });
   const createIssue = async () => {
     const n = ++sent;
     try {
-      const response = await fetch(issuesUrl, { method: 'POST', headers, body: JSON.stringify({ title: `Bench issue ${n}`, priority: 'medium' }) });
-      const text = await response.text();
+      const response = await post(JSON.stringify({ title: `Bench issue ${n}`, priority: 'medium' }));
       if (response.status === 201) created += 1;
-      else if (++failed <= 3) say(`issue create answered ${response.status}: ${text.slice(0, 200)}`);
+      else if (++failed <= 3) say(`issue create answered ${response.status}: ${response.text.slice(0, 200)}`);
     } catch (error) {
       if (++failed <= 3) say(`issue create failed: ${error?.message ?? error}`);
     }

@@ -39,6 +39,7 @@ export const configSchema = z.object({
   DELIVERY_CONCURRENCY_PER_WEBHOOK: z.coerce.number().int().min(1).max(500).default(16).describe('Attempts in flight at once to one webhook, so a slow receiver cannot hold up the others'),
   DELIVERY_POLL_INTERVAL_MS: milliseconds(1_000, 60_000).describe('How often due retries are looked for when nothing wakes the sender'),
   DELIVERY_LEASE_MS: z.coerce.number().int().min(1_000).max(600_000).optional().describe('How long a claimed delivery is reserved for its attempt; default: the attempt timeout plus 15 s'),
+  DELIVERY_RETENTION_DAYS: z.coerce.number().min(1).max(3_650).default(30).describe('How long finished deliveries and their attempts stay in the delivery log'),
   EVENT_ACK_WAIT_MS: z.coerce.number().int().min(1_000).max(600_000).default(10_000).describe('How long JetStream waits for a replica to store an event\'s deliveries before offering it to another'),
   EVENT_CONCURRENCY: z.coerce.number().int().min(1).max(500).default(32).describe('Events fanned out at once in this replica'),
 });

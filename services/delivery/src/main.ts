@@ -67,6 +67,7 @@ async function main(): Promise<void> {
     perWebhookConcurrency: config.DELIVERY_CONCURRENCY_PER_WEBHOOK,
     pollIntervalMs: config.DELIVERY_POLL_INTERVAL_MS,
     leaseMs: config.DELIVERY_LEASE_MS ?? config.WEBHOOK_TIMEOUT_MS + 15_000,
+    retentionMs: config.DELIVERY_RETENTION_DAYS * 86_400_000,
   });
   const consumer = new EventConsumer({
     js: jetstream(nats),

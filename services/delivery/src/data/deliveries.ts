@@ -272,6 +272,17 @@ export class DeliveryStore {
     );
   }
 
+  /** Deletes up to `limit` deliveries (attempts included) finished more than `retentionMs` ago. */
+  async deleteFinishedBefore(retentionMs: number, limit = 10_000): Promise<number> {
+    const { rowCount } = await this.pool.query(
+      `DELETE FROM deliveries WHERE id IN (
+         SELECT id FROM deliveries WHERE status <> 'pending' AND completed_at < now() - make_interval(secs => $1) LIMIT $2
+       )`,
+      [retentionMs / 1000, limit],
+    );
+    return rowCount ?? 0;
+  }
+
   /** Newest first; the whole log, or a page of `limit` after `cursor`. */
   async listForWebhook(teamId: number, webhookId: number, page?: { limit: number; after?: PageCursor }): Promise<DeliveryRecord[]> {
     const params: unknown[] = [teamId, webhookId];

@@ -34,6 +34,8 @@ export interface SenderOptions {
   perWebhookConcurrency: number;
   pollIntervalMs: number;
   leaseMs: number;
+  /** Finished deliveries older than this are deleted. */
+  retentionMs: number;
 }
 
 /** Deliveries claimed per query; more are claimed as soon as attempts finish. */
@@ -43,6 +45,7 @@ const DIRECTORY_RETRY_MS = 5_000;
 const DNS_TIMEOUT_MS = 5_000;
 /** Finished attempts free slots; waiting this long lets several be refilled by one claim. */
 const REFILL_DELAY_MS = 5;
+const CLEANUP_INTERVAL_MS = 10 * 60_000;
 
 /** Why an attempt found no receiver to talk to, in words safe to show the webhook's owner. */
 function addressRefusal(error: AddressPolicyError): string {
@@ -69,6 +72,7 @@ export class DeliverySender {
   private readonly inFlightByWebhook = new Map<number, number>();
   private readonly attempts = new Set<Promise<void>>();
   private readonly resolving = new Map<string, Promise<CheckedAddress[]>>();
+  private lastCleanup = 0;
   private readonly recorder: GroupCommit<{ delivery: ClaimedDelivery; outcome: AttemptOutcome }, boolean>;
 
   constructor(private readonly options: SenderOptions) {
@@ -122,10 +126,23 @@ export class DeliverySender {
           logger.warn({ err: error, retryInMs: backoffMs }, 'claiming due deliveries failed');
         }
       }
+      await this.cleanUp();
       this.backlog = scannedFull || free <= 0 || [...this.inFlightByWebhook.values()].some((count) => count >= perWebhookConcurrency);
       if (!this.running) break;
       if (scannedFull && this.attempts.size < concurrency && backoffMs === 0) continue;
       await this.sleep(backoffMs || pollIntervalMs);
+    }
+  }
+
+  /** Keeps the delivery log to its retention period, a bounded batch at a time. */
+  private async cleanUp(): Promise<void> {
+    if (Date.now() - this.lastCleanup < CLEANUP_INTERVAL_MS) return;
+    this.lastCleanup = Date.now();
+    try {
+      const deleted = await this.options.store.deleteFinishedBefore(this.options.retentionMs);
+      if (deleted > 0) this.options.logger.info({ deleted }, 'deleted deliveries past their retention');
+    } catch (error) {
+      this.options.logger.warn({ err: error }, 'deleting old deliveries failed');
     }
   }
 

@@ -181,14 +181,21 @@ export class DeliverySender {
       this.inFlightByWebhook.set(webhookId, (this.inFlightByWebhook.get(webhookId) ?? 0) + deliveries.length);
       const webhook = this.lookUpWebhook(deliveries[0]!.teamId, webhookId);
       for (const delivery of deliveries) {
-        const attempt = this.attempt(delivery, webhook)
+        // The receiver's slot frees as soon as the exchange ends; recording it needs no receiver.
+        let released = false;
+        const releaseSlot = () => {
+          if (released) return;
+          released = true;
+          const left = (this.inFlightByWebhook.get(webhookId) ?? 1) - 1;
+          if (left > 0) this.inFlightByWebhook.set(webhookId, left);
+          else this.inFlightByWebhook.delete(webhookId);
+          this.refill();
+        };
+        const attempt = this.attempt(delivery, webhook, releaseSlot)
           .catch((error) => this.options.logger.error({ err: error, deliveryId: delivery.id }, 'delivery attempt failed unexpectedly'))
           .finally(() => {
             this.attempts.delete(attempt);
-            const left = (this.inFlightByWebhook.get(webhookId) ?? 1) - 1;
-            if (left > 0) this.inFlightByWebhook.set(webhookId, left);
-            else this.inFlightByWebhook.delete(webhookId);
-            this.refill();
+            releaseSlot();
           });
         this.attempts.add(attempt);
       }
@@ -200,7 +207,7 @@ export class DeliverySender {
     return (await this.options.webhooks.getWebhook(teamId, webhookId)) ?? null;
   }
 
-  private attempt(delivery: ClaimedDelivery, lookup: Promise<WebhookTarget | null>): Promise<void> {
+  private attempt(delivery: ClaimedDelivery, lookup: Promise<WebhookTarget | null>, releaseSlot: () => void): Promise<void> {
     return inSpan(
       `webhook ${delivery.event} attempt`,
       {
@@ -223,7 +230,7 @@ export class DeliverySender {
           await this.abandon(delivery, webhook ? 'webhook_inactive' : 'webhook_deleted');
           return;
         }
-        await this.send(delivery, webhook);
+        await this.send(delivery, webhook, releaseSlot);
       },
     );
   }
@@ -233,11 +240,12 @@ export class DeliverySender {
     this.options.metrics.deliveries.inc({ outcome: reason });
   }
 
-  private async send(delivery: ClaimedDelivery, webhook: WebhookTarget): Promise<void> {
+  private async send(delivery: ClaimedDelivery, webhook: WebhookTarget, releaseSlot: () => void): Promise<void> {
     const { metrics, logger, schedule } = this.options;
     const startedAtMs = Date.now();
     const url = new URL(webhook.url);
     const response = await this.post(url, delivery, webhook, startedAtMs);
+    releaseSlot();
     const attemptsMade = delivery.attemptCount + 1;
     const decision = decide(response, attemptsMade, schedule);
     metrics.attemptDuration.observe({ result: attemptResult(response.statusCode) }, response.durationMs / 1000);

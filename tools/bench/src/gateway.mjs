@@ -19,6 +19,7 @@
 //   BENCH_DURATION_S=10 BENCH_CONNECTIONS=10 BENCH_WARMUP_S=2 BENCH_RATE=200 BENCH_SEED_PROJECTS=20 npm run bench:gateway
 //   BENCH_JSON=1 ... also prints the figures as one JSON line at the end.
 import fs from 'node:fs';
+import os from 'node:os';
 import { createRequire } from 'node:module';
 
 import autocannon from 'autocannon';
@@ -112,8 +113,16 @@ try {
     }),
   };
 
+  const SERVICES = ['gateway', 'token', 'project'];
+  /** CPU time (user + system) a process has used, in microseconds. */
+  const cpuMicros = (pid) => {
+    const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1e6) / 100;
+  };
+
   /** One autocannon run; latencies are collected per response for sub-millisecond percentiles. */
   async function drive(scenario, target, seconds, rate) {
+    const cpuBefore = Object.fromEntries(SERVICES.map((name) => [name, cpuMicros(system.services[name].pid)]));
     const latencies = [];
     const options = { url: targets[target].url, connections: CONNECTIONS, duration: seconds, requests: [scenarios[scenario](target)] };
     if (rate) options.overallRate = rate;
@@ -124,7 +133,10 @@ try {
     const result = await instance;
     latencies.sort((a, b) => a - b);
     const percentile = (p) => latencies[Math.min(latencies.length - 1, Math.floor((p / 100) * latencies.length))] ?? NaN;
+    const requests = result.requests.total;
     return {
+      // CPU each service spent per request during the run: where the gateway path's cost goes.
+      cpuMicrosPerRequest: Object.fromEntries(SERVICES.map((name) => [name, (cpuMicros(system.services[name].pid) - cpuBefore[name]) / requests])),
       requestsPerSecond: result.requests.average,
       p50: percentile(50),
       p99: percentile(99),
@@ -133,6 +145,8 @@ try {
     };
   }
 
+  // Everything shares the machine's cores: other work running meanwhile shows in these figures.
+  const loadBefore = os.loadavg()[0];
   const results = {};
   for (const scenario of ['list', 'create']) {
     results[scenario] = {};
@@ -161,11 +175,15 @@ try {
   const pass = (ok) => (ok ? 'ok' : 'MISSED');
   const lines = [];
   const row = (label, target, r) =>
-    `${label.padEnd(22)} ${target.padEnd(8)} ${f(r.requestsPerSecond, 0).padStart(7)}  ${f(r.p50).padStart(7)}  ${f(r.p99).padStart(7)}  ${String(r.failed).padStart(6)}`;
+    `${label.padEnd(22)} ${target.padEnd(8)} ${f(r.requestsPerSecond, 0).padStart(7)}  ${f(r.p50).padStart(7)}  ${f(r.p99).padStart(7)}  ${String(r.failed).padStart(6)}  ` +
+    SERVICES.map((name) => f(r.cpuMicrosPerRequest[name], 0).padStart(name.length + 3)).join('');
   lines.push('');
+  const loadAfter = os.loadavg()[0];
   lines.push(`Gateway benchmark: ${CONNECTIONS} connections, ${DURATION_S} s per run, ${SEED_PROJECTS} projects listed, NODE_OPTIONS=${JSON.stringify(NODE_OPTIONS)}`);
+  lines.push(`${os.cpus().length} CPUs; 1-minute load average ${f(loadBefore)} before, ${f(loadAfter)} after`);
   lines.push('');
-  lines.push(`${'run'.padEnd(22)} ${'path'.padEnd(8)} ${'req/s'.padStart(7)}  ${'p50 ms'.padStart(7)}  ${'p99 ms'.padStart(7)}  ${'failed'.padStart(6)}`);
+  lines.push(`${''.padEnd(66)}CPU µs per request`);
+  lines.push(`${'run'.padEnd(22)} ${'path'.padEnd(8)} ${'req/s'.padStart(7)}  ${'p50 ms'.padStart(7)}  ${'p99 ms'.padStart(7)}  ${'failed'.padStart(6)}  ${SERVICES.map((name) => name.padStart(name.length + 3)).join('')}`);
   for (const scenario of ['list', 'create']) {
     for (const target of ['direct', 'gateway']) lines.push(row(`${scenario} (saturation)`, target, results[scenario][target]));
   }
@@ -193,7 +211,7 @@ try {
       .join(', ')} (target <= ${TARGETS.rssMb} MB each: ${pass(Object.values(peakRssMb).every((mb) => mb <= TARGETS.rssMb))})`,
   );
   process.stdout.write(`${lines.join('\n')}\n`);
-  if (process.env.BENCH_JSON === '1') process.stdout.write(`${JSON.stringify({ connections: CONNECTIONS, durationSeconds: DURATION_S, rate: RATE, nodeOptions: NODE_OPTIONS, results, atRate, summary, peakRssMb })}\n`);
+  if (process.env.BENCH_JSON === '1') process.stdout.write(`${JSON.stringify({ cpus: os.cpus().length, loadBefore, loadAfter, connections: CONNECTIONS, durationSeconds: DURATION_S, rate: RATE, nodeOptions: NODE_OPTIONS, results, atRate, summary, peakRssMb })}\n`);
   if (exitCode !== 0) say('some requests failed: the figures above are not trustworthy');
 } catch (error) {
   say(`benchmark failed: ${error?.stack ?? error}`);

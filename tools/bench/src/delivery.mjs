@@ -281,6 +281,7 @@ try {
   const deliveriesPerSecond = (drained.length - 1) / drainSeconds;
   deliveryRss = Math.max(deliveryRss, peakRssMb(system.services.delivery.pid));
   const issueRss = peakRssMb(system.services.issue.pid);
+  const otherRss = Object.fromEntries(['gateway', 'token', 'project', 'webhook'].map((name) => [name, peakRssMb(system.services[name].pid)]));
   if (system.services.delivery.pid === deliveryPid) say('note: the delivery service pid did not change across the restart');
 
   const p50 = percentile(latencies, 50);
@@ -294,7 +295,7 @@ try {
     `latency at ${RATE} issue events/s for ${DURATION_S} s (${measuredEvents} events, ${latencies.length} deliveries), event commit to receipt:`,
     `  p50 ${f(p50)} ms (target <= ${TARGETS.p50Ms} ms: ${pass(p50 <= TARGETS.p50Ms)})   p99 ${f(p99)} ms (target <= ${TARGETS.p99Ms} ms: ${pass(p99 <= TARGETS.p99Ms)})   max ${f(latencies[latencies.length - 1])} ms`,
     `saturation: ${drained.length} queued deliveries drained in ${f(drainSeconds, 2)} s: ${f(deliveriesPerSecond, 0)} deliveries/s (target >= ${TARGETS.deliveriesPerSecond}: ${pass(deliveriesPerSecond >= TARGETS.deliveriesPerSecond)})`,
-    `peak RSS (VmHWM): issue ${f(issueRss)} MB, delivery ${f(deliveryRss)} MB`,
+    `peak RSS (VmHWM): issue ${f(issueRss)} MB, delivery ${f(deliveryRss)} MB (for comparison: ${Object.entries(otherRss).map(([name, mb]) => `${name} ${f(mb)} MB`).join(', ')})`,
     `CPU per issue event during the latency run: ${Object.entries(cpuPerEventMs).map(([name, ms]) => `${name} ${f(ms, 2)} ms`).join(', ')}`,
     `machine CPU during the latency run: ${f(machineBusy, 2)} of ${cores} cores busy, ${f(Math.max(0, machineOthers) / DURATION_S, 2)} cores of it by processes outside this benchmark`,
     `receiver requests: ${receiver.requests} for ${receiver.firstReceipt.size} distinct deliveries; failed issue creates: ${failed}`,

@@ -1,6 +1,6 @@
 import { config, runtime } from './instrumentation';
 import { join } from 'node:path';
-import { createPool, migrate, pingDatabase } from '@worklane/db';
+import { openServiceDatabase, pingDatabase } from '@worklane/db';
 import { closeHttpServer, listen } from '@worklane/http';
 import { exitOnStartupFailure } from '@worklane/observability';
 import { createApp } from './app';
@@ -9,8 +9,7 @@ const MIGRATIONS = join(__dirname, '..', 'migrations');
 
 async function main(): Promise<void> {
   const { logger, metrics, lifecycle, tracing } = runtime;
-  if (config.MIGRATE_ON_START) await migrate(config.DATABASE_URL, config.DATABASE_SCHEMA, MIGRATIONS);
-  const pool = createPool({ url: config.DATABASE_URL, schema: config.DATABASE_SCHEMA, max: config.DATABASE_POOL_MAX, applicationName: 'token' });
+  const pool = await openServiceDatabase('token', config, MIGRATIONS);
 
   const app = createApp({
     pool,

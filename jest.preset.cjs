@@ -2,7 +2,7 @@
 module.exports = {
   testEnvironment: 'node',
   transform: {
-    '^.+\\.ts$': ['ts-jest', { isolatedModules: true, tsconfig: { module: 'commonjs', target: 'es2023', esModuleInterop: true, resolveJsonModule: true } }],
+    '^.+\\.ts$': ['ts-jest', { tsconfig: { module: 'commonjs', target: 'es2023', esModuleInterop: true, resolveJsonModule: true, isolatedModules: true } }],
   },
   testMatch: ['<rootDir>/src/**/*.test.ts', '<rootDir>/test/**/*.test.ts'],
   moduleFileExtensions: ['ts', 'js', 'json'],

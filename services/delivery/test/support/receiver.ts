@@ -95,7 +95,7 @@ export class Receiver {
         this.requests.push(request);
         const index = this.counts.get(path) ?? 0;
         this.counts.set(path, index + 1);
-        const answer = (this.behaviours.get(path) ?? (() => ({ status: 200, body: 'ok' })))(request, index);
+        const answer: ReceiverAnswer = (this.behaviours.get(path) ?? (() => ({ status: 200, body: 'ok' })))(request, index);
         const reply = () => {
           if (res.destroyed) return;
           res.writeHead(answer.status, answer.headers ?? {});

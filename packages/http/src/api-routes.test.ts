@@ -1,4 +1,4 @@
-import { API_ROUTES, matchApiRoute } from './routes';
+import { API_ROUTES, matchApiRoute } from './api-routes';
 
 const T = '/api/v1/teams/1';
 

@@ -4,3 +4,4 @@ export { parseBody, fields, type FieldErrors } from './validation';
 export { resource, idParam, type ResourceHandlers } from './routes';
 export { createServiceApp, type ServiceAppOptions } from './app';
 export { listen, closeHttpServer } from './server';
+export { API_ROUTES, API_UPSTREAMS, matchApiRoute, type ApiRoute, type ApiUpstream, type RouteMatch } from './api-routes';

@@ -1,13 +1,12 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Express, NextFunction, Request, Response } from 'express';
-import { HttpError, badRequest, createServiceApp, forbidden, notFound, signIdentity } from '@worklane/http';
+import { HttpError, badRequest, createServiceApp, forbidden, matchApiRoute, notFound, signIdentity, type ApiUpstream } from '@worklane/http';
 import type { Logger, ServiceMetrics } from '@worklane/observability';
 import type { RequestHandler } from 'http-proxy-middleware';
 import type { TokenAuthenticator } from './authenticate';
 import { readJsonBody } from './body';
 import { createServiceProxy, forwardBody, type Agents } from './proxy';
 import type { RateLimiter } from './rate-limit';
-import { matchApiRoute, type ApiUpstream } from './routes';
 
 export type Upstream = ApiUpstream | 'console';
 

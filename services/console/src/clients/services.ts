@@ -1,4 +1,4 @@
-import { signIdentity, type Identity } from '@worklane/http';
+import { matchApiRoute, signIdentity, type Identity } from '@worklane/http';
 import { ServiceUnavailableError, type ServiceName } from '../errors';
 
 export type HttpServiceName = Exclude<ServiceName, 'token'>;
@@ -15,25 +15,15 @@ export interface ApiErrorBody {
   errors?: Record<string, string[]>;
 }
 
-const TEAM = String.raw`^/api/v1/teams/[^/]+`;
-
 /**
- * Which service answers an API path: the same table the gateway routes by, so the console and
- * the API reach the same handlers with the same rules.
+ * Which service answers an API path: the gateway's own route table, so the console and the API
+ * reach the same handlers with the same rules.
  */
-const ROUTES: [RegExp, HttpServiceName][] = [
-  [new RegExp(`${TEAM}/organizations/[^/]+/projects/[^/]+/issues(/|$)`), 'issue'],
-  [new RegExp(`${TEAM}/organizations(/|$)`), 'project'],
-  [new RegExp(`${TEAM}/webhooks/[^/]+/(deliveries|ping)(/|$)`), 'delivery'],
-  [new RegExp(`${TEAM}/deliveries(/|$)`), 'delivery'],
-  [new RegExp(`${TEAM}/webhooks(/|$)`), 'webhook'],
-];
-
-export function serviceForPath(path: string): HttpServiceName {
+export function serviceForPath(path: string, method = 'GET'): HttpServiceName {
   const pathname = path.split('?')[0]!;
-  const match = ROUTES.find(([pattern]) => pattern.test(pathname));
-  if (!match) throw new Error(`no service serves ${pathname}`);
-  return match[1];
+  const match = matchApiRoute(method, pathname);
+  if (match.kind === 'not-found') throw new Error(`no service serves ${pathname}`);
+  return match.route.upstream;
 }
 
 export interface ServiceApiOptions {
@@ -54,7 +44,7 @@ export class ServiceApi {
   }
 
   async request<Body = unknown>(identity: Identity, method: string, path: string, body?: unknown): Promise<ServiceResponse<Body>> {
-    const service = serviceForPath(path);
+    const service = serviceForPath(path, method);
     const headers: Record<string, string> = {
       accept: 'application/json',
       ...signIdentity(this.options.identityKey, method, path, identity),

@@ -338,3 +338,17 @@ describe('the delivery log API', () => {
     expect(response.body.message).toMatch(/inactive/);
   });
 });
+
+describe('metrics', () => {
+  it('exposes deliveries by outcome, attempt latency, lag, retries, consumer pending and outbox backlog', async () => {
+    const metricsOf = async (url: string) => (await fetch(`${url}/metrics`)).text();
+    const delivery = await metricsOf(env.system.services.delivery!.url);
+    expect(delivery).toMatch(/^worklane_webhook_deliveries_total\{[^}]*outcome="succeeded"[^}]*\} [1-9]\d*$/m);
+    expect(delivery).toMatch(/^worklane_webhook_deliveries_total\{[^}]*outcome="exhausted"[^}]*\} [1-9]\d*$/m);
+    expect(delivery).toMatch(/^worklane_webhook_attempt_duration_seconds_count\{[^}]*result="5xx"[^}]*\} [1-9]\d*$/m);
+    expect(delivery).toMatch(/^worklane_webhook_delivery_lag_seconds_count(\{[^}]*\})? [1-9]\d*$/m);
+    expect(delivery).toMatch(/^worklane_webhook_retries_scheduled_total(\{[^}]*\})? [1-9]\d*$/m);
+    expect(delivery).toMatch(/^worklane_delivery_consumer_pending(\{[^}]*\})? \d+$/m);
+    expect(await metricsOf(env.system.services.issue!.url)).toMatch(/^worklane_outbox_backlog(\{[^}]*\})? \d+$/m);
+  });
+});

@@ -38,3 +38,20 @@ describe('GroupCommit', () => {
     await expect(Promise.all([commit.submit(1), commit.submit(2)])).rejects.toThrow('database down');
   });
 });
+
+describe('GroupCommit with a linger time', () => {
+  afterEach(() => jest.useRealTimers());
+
+  it('holds a lone item for the linger time so that items arriving meanwhile share its write', async () => {
+    jest.useFakeTimers();
+    const batches: number[][] = [];
+    const commit = new GroupCommit<number, number>(async (items) => (batches.push(items), items), 200, 1, 20);
+    const first = commit.submit(1);
+    jest.advanceTimersByTime(10);
+    expect(batches).toEqual([]);
+    const second = commit.submit(2);
+    jest.advanceTimersByTime(10);
+    await Promise.all([first, second]);
+    expect(batches).toEqual([[1, 2]]);
+  });
+});

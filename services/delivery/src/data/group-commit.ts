@@ -13,6 +13,8 @@ export class GroupCommit<Item, Result> {
     private readonly write: (items: Item[]) => Promise<Result[]>,
     private readonly maxBatch = 200,
     private readonly maxConcurrentWrites = 2,
+    /** How long a batch waits for company before it is written (Kafka's linger.ms). */
+    private readonly lingerMs = 0,
   ) {}
 
   submit(item: Item): Promise<Result> {
@@ -25,11 +27,13 @@ export class GroupCommit<Item, Result> {
   private schedule(): void {
     if (this.scheduled || this.flushing >= this.maxConcurrentWrites || this.queue.length === 0) return;
     this.scheduled = true;
-    // Items submitted in the same turn of the event loop join this batch.
-    setImmediate(() => {
+    const flush = () => {
       this.scheduled = false;
       void this.flush();
-    });
+    };
+    // Items submitted in the same turn of the event loop, or within the linger time, join this batch.
+    if (this.lingerMs > 0 && this.queue.length < this.maxBatch) setTimeout(flush, this.lingerMs);
+    else setImmediate(flush);
   }
 
   private async flush(): Promise<void> {

@@ -30,6 +30,9 @@ export interface EventConsumerOptions {
   onDeliveriesCreated: () => void;
 }
 
+/** Events arriving within this time are fanned out together: one question per team, one INSERT. */
+const FAN_OUT_LINGER_MS = 2;
+
 /** How long a failed event waits before JetStream offers it again. */
 const RETRY_EVENT_MS = 2_000;
 
@@ -67,7 +70,7 @@ export class EventConsumer {
 
   constructor(private readonly options: EventConsumerOptions) {
     this.slots = new Slots(options.concurrency);
-    this.fanOuts = new GroupCommit((events) => this.fanOut(events));
+    this.fanOuts = new GroupCommit((events) => this.fanOut(events), 200, 2, FAN_OUT_LINGER_MS);
   }
 
   start(): void {

@@ -46,6 +46,8 @@ const DNS_TIMEOUT_MS = 5_000;
 /** Finished attempts free slots; waiting this long lets several be refilled by one claim. */
 const REFILL_DELAY_MS = 5;
 const CLEANUP_INTERVAL_MS = 10 * 60_000;
+/** Attempts finishing within this time are recorded by one statement. */
+const RECORD_LINGER_MS = 2;
 
 /** Why an attempt found no receiver to talk to, in words safe to show the webhook's owner. */
 function addressRefusal(error: AddressPolicyError): string {
@@ -76,7 +78,7 @@ export class DeliverySender {
   private readonly recorder: GroupCommit<{ delivery: ClaimedDelivery; outcome: AttemptOutcome }, boolean>;
 
   constructor(private readonly options: SenderOptions) {
-    this.recorder = new GroupCommit((attempts) => options.store.recordAttempts(attempts));
+    this.recorder = new GroupCommit((attempts) => options.store.recordAttempts(attempts), 200, 2, RECORD_LINGER_MS);
   }
 
   start(): void {

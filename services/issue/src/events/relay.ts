@@ -39,7 +39,7 @@ const CLEANUP_INTERVAL_MS = 10 * 60_000;
  * A notification arrives for every committed event; waiting this long after one lets the events
  * committed meanwhile go out in the same batch, at the cost of a few milliseconds of latency.
  */
-const WAKE_COALESCE_MS = 5;
+const WAKE_COALESCE_MS = 10;
 
 /**
  * Publishes outbox rows to JetStream. Each batch is leased with FOR UPDATE SKIP LOCKED, so any

@@ -20,11 +20,13 @@ export interface PoolOptions {
   schema: string;
   max?: number;
   applicationName: string;
+  /** Told when an idle pooled connection breaks (server restart, failover, terminated backend). */
+  onIdleClientError?: (error: Error) => void;
 }
 
 /** A connection pool whose sessions see only the service's schema. */
 export function createPool(options: PoolOptions): pg.Pool {
-  return new pg.Pool({
+  const pool = new pg.Pool({
     connectionString: options.url,
     max: options.max ?? 10,
     application_name: options.applicationName,
@@ -33,6 +35,10 @@ export function createPool(options: PoolOptions): pg.Pool {
     connectionTimeoutMillis: 5_000,
     types,
   });
+  // Unhandled, this event would crash the process; the pool has already dropped the broken
+  // client and the next query opens a fresh connection.
+  pool.on('error', options.onIdleClientError ?? (() => {}));
+  return pool;
 }
 
 export async function pingDatabase(pool: Queryable): Promise<boolean> {

@@ -14,7 +14,18 @@ export interface ServiceDatabaseConfig {
  * A service's pool on its own schema, after applying its migrations when MIGRATE_ON_START is
  * set (otherwise `worklane migrate` or the chart's migration Job has done so).
  */
-export async function openServiceDatabase(service: string, config: ServiceDatabaseConfig, migrationsDirectory: string): Promise<pg.Pool> {
+export async function openServiceDatabase(
+  service: string,
+  config: ServiceDatabaseConfig,
+  migrationsDirectory: string,
+  logger?: { warn(object: object, message: string): void },
+): Promise<pg.Pool> {
   if (config.MIGRATE_ON_START) await migrate(config.DATABASE_URL, config.DATABASE_SCHEMA, migrationsDirectory);
-  return createPool({ url: config.DATABASE_URL, schema: config.DATABASE_SCHEMA, max: config.DATABASE_POOL_MAX, applicationName: service });
+  return createPool({
+    url: config.DATABASE_URL,
+    schema: config.DATABASE_SCHEMA,
+    max: config.DATABASE_POOL_MAX,
+    applicationName: service,
+    onIdleClientError: (error) => logger?.warn({ err: error }, 'an idle database connection broke; it will be replaced'),
+  });
 }

@@ -9,7 +9,7 @@ const MIGRATIONS = join(__dirname, '..', 'migrations');
 
 async function main(): Promise<void> {
   const { logger, metrics, lifecycle, tracing } = runtime;
-  const pool = await openServiceDatabase('token', config, MIGRATIONS);
+  const pool = await openServiceDatabase('token', config, MIGRATIONS, logger);
 
   const app = createApp({
     pool,

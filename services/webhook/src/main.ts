@@ -12,7 +12,7 @@ const MIGRATIONS = join(__dirname, '..', 'migrations');
 
 async function main(): Promise<void> {
   const { logger, metrics, lifecycle, tracing } = runtime;
-  const pool = await openServiceDatabase('webhook', config, MIGRATIONS);
+  const pool = await openServiceDatabase('webhook', config, MIGRATIONS, logger);
   const secretBox = new SecretBox({ current: config.WEBHOOK_SECRET_KEY, previous: config.WEBHOOK_PREVIOUS_SECRET_KEYS });
 
   // After a key rotation, move every secret to the new key so the old one can be retired.

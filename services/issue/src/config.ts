@@ -8,6 +8,7 @@ export const configSchema = z.object({
   NATS_URL: z.string().min(1).describe('NATS servers (JetStream enabled), comma-separated'),
   PROJECT_GRPC_ADDR: grpcAddress('127.0.0.1:7002').describe('host:port of the project service (ProjectDirectory)'),
   TOKEN_SERVICE_ADDR: grpcAddress('127.0.0.1:7001').describe('host:port of the token service (AccountService, to check assignees)'),
+  PROJECT_CACHE_TTL_MS: z.coerce.number().int().min(0).max(60_000).default(1_000).describe('How long a project found in the project service is remembered (0: ask on every request)'),
   OUTBOX_BATCH_SIZE: z.coerce.number().int().min(1).max(1000).default(100).describe('Outbox rows the relay claims and publishes per transaction'),
   OUTBOX_POLL_INTERVAL_MS: z.coerce.number().int().min(50).max(60_000).default(1_000).describe('Relay poll interval when no notification arrives'),
   OUTBOX_RETENTION_HOURS: z.coerce.number().min(0).max(24 * 30).default(24).describe('How long published outbox rows are kept'),

@@ -5,7 +5,7 @@ import { closeHttpServer, listen } from '@worklane/http';
 import { connectNats, ensureIssueEventsStream, jetstream, jetstreamManager, natsAnswers } from '@worklane/messaging';
 import { exitOnStartupFailure, promClient } from '@worklane/observability';
 import { createApp } from './app';
-import { grpcProjectDirectory, grpcTeamMembers } from './clients/directories';
+import { grpcProjectDirectory, grpcTeamMembers, rememberingProjectDirectory } from './clients/directories';
 import { IssueStore } from './data/issues';
 import { OutboxRelay } from './events/relay';
 
@@ -56,7 +56,7 @@ async function main(): Promise<void> {
     metrics,
     identityKey: config.IDENTITY_SIGNING_KEY,
     issues: new IssueStore(pool),
-    projects,
+    projects: rememberingProjectDirectory(projects, config.PROJECT_CACHE_TTL_MS),
     members,
     isReady: async () => lifecycle.ready && (await pingDatabase(pool)) && (await natsAnswers(nats)),
   });

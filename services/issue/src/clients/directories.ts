@@ -74,3 +74,28 @@ export function grpcTeamMembers(address: string, options: DirectoryOptions): Tea
     close: () => client.close(),
   };
 }
+
+/**
+ * Remembers projects that were found for `ttlMs`. A project never changes organization or team and
+ * cannot be deleted, so a remembered answer can only be out of date in its name, which feeds the
+ * prefix of new reference codes: a rename racing an issue create within that second is no
+ * different from the race the two requests would have anyway. Projects not found are never
+ * remembered, so a project is usable the moment it exists.
+ */
+export function rememberingProjectDirectory(directory: ProjectDirectory, ttlMs: number, maxEntries = 10_000, now = () => Date.now()): ProjectDirectory {
+  const remembered = new Map<string, { project: ProjectSummary; until: number }>();
+  return {
+    async getProject(teamId, organizationId, projectId) {
+      const key = `${teamId}/${organizationId}/${projectId}`;
+      const entry = remembered.get(key);
+      if (entry && entry.until > now()) return entry.project;
+      remembered.delete(key);
+      const project = await directory.getProject(teamId, organizationId, projectId);
+      if (project) {
+        remembered.set(key, { project, until: now() + ttlMs });
+        if (remembered.size > maxEntries) remembered.delete(remembered.keys().next().value as string);
+      }
+      return project;
+    },
+  };
+}

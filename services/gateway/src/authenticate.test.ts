@@ -16,3 +16,160 @@ describe('bearerToken', () => {
     },
   );
 });
+
+import { grpc } from '@worklane/grpc';
+import { createLogger } from '@worklane/observability';
+import type { tokenV1 } from '@worklane/proto';
+import { TokenAuthenticator } from './authenticate';
+
+describe('TokenAuthenticator cache', () => {
+  const token = 'wl_0123456789abcdefghijABCDEFGHIJ012345';
+  const header = (value = token) => `Bearer ${value}`;
+  type Done = (error: Partial<grpc.ServiceError> | null, response?: object) => void;
+
+  /** A token service whose answers the test gives by hand, and a clock it steps by hand. */
+  function setup(options: { ttlMs?: number; maxEntries?: number } = {}) {
+    let clock = 1_000;
+    const calls: { token: string; cache_ttl_ms: number; done: Done; sentAt: number }[] = [];
+    const client = {
+      Authenticate: (request: { token: string; cache_ttl_ms: number }, _metadata: unknown, _options: unknown, done: Done) => {
+        calls.push({ ...request, done, sentAt: clock });
+      },
+    } as unknown as tokenV1.TokenServiceClient;
+    const authenticator = new TokenAuthenticator(client, 1_000, createLogger('gateway', 'silent'), {
+      ttlMs: options.ttlMs ?? 1_000,
+      maxEntries: options.maxEntries,
+      now: () => clock,
+    });
+    const accept = (index: number, leaseMs: number, tokenId = 7) => calls[index]!.done(null, { token_id: tokenId, team_id: 2, user_id: 3, cache_ttl_ms: leaseMs });
+    const refuse = (index: number) => calls[index]!.done({ code: grpc.status.UNAUTHENTICATED, details: 'invalid token' });
+    const fail = (index: number) => calls[index]!.done({ code: grpc.status.UNAVAILABLE, details: 'down' });
+    const advance = (ms: number) => {
+      clock += ms;
+    };
+    return { authenticator, calls, accept, refuse, fail, advance };
+  }
+  const flush = () => new Promise((resolve) => setImmediate(resolve));
+  const authenticated = { outcome: 'authenticated', identity: { teamId: 2, userId: 3, tokenId: 7 } };
+
+  it('asks for the configured lease and reuses an acceptance until the lease, counted from when the call was sent, runs out', async () => {
+    const { authenticator, calls, accept, advance } = setup({ ttlMs: 1_000 });
+    const first = authenticator.authenticate(header());
+    expect(calls).toHaveLength(1);
+    expect(calls[0]!.cache_ttl_ms).toBe(1_000);
+    advance(300); // the answer takes 300 ms to come back
+    accept(0, 1_000);
+    expect(await first).toEqual(authenticated);
+
+    advance(699); // 999 ms after the call was sent
+    expect(await authenticator.authenticate(header())).toEqual(authenticated);
+    expect(calls).toHaveLength(1);
+
+    advance(1); // 1000 ms after it was sent: the token service's lease may have run out
+    const again = authenticator.authenticate(header());
+    expect(calls).toHaveLength(2);
+    accept(1, 1_000);
+    expect(await again).toEqual(authenticated);
+  });
+
+  it('keeps an acceptance no longer than the lease granted, nor than the one asked for', async () => {
+    const { authenticator, calls, accept, advance } = setup({ ttlMs: 500 });
+    const first = authenticator.authenticate(header());
+    accept(0, 200);
+    await first;
+    advance(199);
+    await authenticator.authenticate(header());
+    expect(calls).toHaveLength(1);
+    advance(1);
+    const second = authenticator.authenticate(header());
+    expect(calls).toHaveLength(2);
+    accept(1, 60_000); // more than asked for: still kept for 500 ms at most
+    await second;
+    advance(499);
+    await authenticator.authenticate(header());
+    expect(calls).toHaveLength(2);
+    advance(1);
+    void authenticator.authenticate(header());
+    expect(calls).toHaveLength(3);
+  });
+
+  it('does not cache an acceptance without a lease, a refusal or unavailability', async () => {
+    const { authenticator, calls, accept, refuse, fail } = setup();
+    const noLease = authenticator.authenticate(header());
+    accept(0, 0);
+    expect(await noLease).toEqual(authenticated);
+
+    const refused = authenticator.authenticate(header());
+    expect(calls).toHaveLength(2);
+    refuse(1);
+    expect(await refused).toEqual({ outcome: 'refused' });
+
+    const unavailable = authenticator.authenticate(header());
+    expect(calls).toHaveLength(3);
+    fail(2);
+    expect(await unavailable).toEqual({ outcome: 'unavailable' });
+
+    void authenticator.authenticate(header());
+    expect(calls).toHaveLength(4);
+    expect(authenticator.cachedTokens).toBe(0);
+  });
+
+  it('refuses a malformed header without asking', async () => {
+    const { authenticator, calls } = setup();
+    expect(await authenticator.authenticate('Basic abc')).toEqual({ outcome: 'refused' });
+    expect(calls).toHaveLength(0);
+  });
+
+  it('shares one call between concurrent misses for the same token', async () => {
+    const { authenticator, calls, accept } = setup();
+    const answers = [authenticator.authenticate(header()), authenticator.authenticate(header()), authenticator.authenticate(header())];
+    expect(calls).toHaveLength(1);
+    accept(0, 1_000);
+    expect(await Promise.all(answers)).toEqual([authenticated, authenticated, authenticated]);
+  });
+
+  it('does not hand a shared acceptance to a request that started after its lease ran out', async () => {
+    const { authenticator, calls, accept, advance } = setup();
+    const first = authenticator.authenticate(header());
+    advance(1_500); // a slow answer: a revocation may have waited out the lease meanwhile
+    const late = authenticator.authenticate(header());
+    expect(calls).toHaveLength(1);
+    accept(0, 1_000);
+    expect(await first).toEqual(authenticated); // started before the lease ran out
+    await flush();
+    expect(calls).toHaveLength(2); // the late request asks again
+    calls[1]!.done({ code: grpc.status.UNAUTHENTICATED, details: 'invalid token' });
+    expect(await late).toEqual({ outcome: 'refused' });
+    expect(authenticator.cachedTokens).toBe(0); // the stale acceptance was not cached either
+  });
+
+  it('keys the cache by token and holds at most maxEntries tokens, dropping the least recently used', async () => {
+    const { authenticator, calls, accept } = setup({ maxEntries: 2 });
+    const tokens = ['wl_aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa', 'wl_bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb', 'wl_cccccccccccccccccccccccccccccccccccc'];
+    for (const [index, value] of tokens.slice(0, 2).entries()) {
+      const answer = authenticator.authenticate(header(value));
+      accept(index, 1_000, index + 1);
+      await answer;
+    }
+    await authenticator.authenticate(header(tokens[0])); // a is now the most recently used
+    expect(calls).toHaveLength(2);
+    const third = authenticator.authenticate(header(tokens[2]));
+    accept(2, 1_000, 3);
+    await third;
+    expect(authenticator.cachedTokens).toBe(2);
+    await authenticator.authenticate(header(tokens[0]));
+    expect(calls).toHaveLength(3); // a stayed
+    void authenticator.authenticate(header(tokens[1]));
+    expect(calls).toHaveLength(4); // b was pushed out
+  });
+
+  it('asks on every request when the cache is off', async () => {
+    const { authenticator, calls, accept } = setup({ ttlMs: 0 });
+    const first = authenticator.authenticate(header());
+    expect(calls[0]!.cache_ttl_ms).toBe(0);
+    accept(0, 0);
+    await first;
+    void authenticator.authenticate(header());
+    expect(calls).toHaveLength(2);
+  });
+});

@@ -28,6 +28,15 @@ export const configSchema = z.object({
     .default(100)
     .describe('Sustained API requests per second allowed per token on each gateway replica; 0 turns rate limiting off'),
   RATE_LIMIT_BURST: z.coerce.number().int().min(1).default(200).describe('Requests a token may make at once before the sustained rate applies'),
+  GATEWAY_AUTH_CACHE_TTL_MS: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(5_000)
+    .default(1_000)
+    .describe(
+      'How long this replica may reuse a successful token check, at most; the token service grants up to TOKEN_CACHE_MAX_TTL_MS and revoking waits for it to run out. 0 asks the token service on every request',
+    ),
   AUTHENTICATE_TIMEOUT_MS: z.coerce.number().int().min(50).max(30_000).default(2_000).describe('Deadline of the token service call; past it the request gets 503'),
   UPSTREAM_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(30_000).describe('Longest wait for a service to answer a proxied request; past it the request gets 503'),
 });

@@ -33,7 +33,7 @@ async function main(): Promise<void> {
     logger,
     metrics,
     identityKey: config.IDENTITY_SIGNING_KEY,
-    authenticator: new TokenAuthenticator(tokenClient, config.AUTHENTICATE_TIMEOUT_MS, logger),
+    authenticator: new TokenAuthenticator(tokenClient, config.AUTHENTICATE_TIMEOUT_MS, logger, { ttlMs: config.GATEWAY_AUTH_CACHE_TTL_MS }),
     rateLimiter,
     upstreams,
     agents,

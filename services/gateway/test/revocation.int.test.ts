@@ -1,5 +1,7 @@
-// Tokens are checked with the token service on every request, so revocation is immediate on every
-// gateway replica, and the gateway refuses (503) rather than guesses when the token service is down.
+// Each gateway caches a token's acceptance only for the lease the token service granted, and
+// revoking waits every such lease out, so revocation is immediate on every gateway replica; the
+// gateway refuses (503) rather than guesses when the token service is down and no lease covers the
+// token.
 import { api, bootstrapTeam, createToken, revokeToken, startSystem, type BootstrapResult, type ServiceHandle, type System } from '@worklane/testing';
 import { direct, eventually } from './support';
 
@@ -55,10 +57,17 @@ describe('when the token service is down', () => {
     const readyz = (gateway: string) => direct(gateway, 'GET', '/readyz');
     await eventually(async () => (await readyz(gateways[0]!)).status === 200);
 
+    // A valid token that no gateway has seen, so no gateway holds a lease on it.
+    const unseen = await createToken(system, { teamId: team.team_id, email: team.email });
+    // team.token was just used on both gateways, so each may still hold it under its lease.
+    for (const gateway of gateways) expect((await api(gateway, team.token).get(projects())).status).toBe(200);
+
     await token.kill();
+    const killedAt = Date.now();
     for (const gateway of gateways) {
+      // Not cached: no answer from the token service means 503 straight away.
       for (let attempt = 0; attempt < 5; attempt++) {
-        const response = await api(gateway, team.token).get(projects());
+        const response = await api(gateway, unseen.token).get(projects());
         expect(response.status).toBe(503);
         expect(response.body).toEqual({ message: 'Service unavailable.' });
       }
@@ -66,10 +75,24 @@ describe('when the token service is down', () => {
       expect((await api(gateway, 'wl_' + 'B'.repeat(36)).get(projects())).status).toBe(503);
       expect((await readyz(gateway)).status).toBe(503);
     }
+    // Cached: a gateway may keep accepting team.token until the lease it was granted before the
+    // kill runs out (GATEWAY_AUTH_CACHE_TTL_MS and TOKEN_CACHE_MAX_TTL_MS, 1 s by default), and
+    // not a moment longer. Allow for that second plus scheduling slack, then it must be 503.
+    for (const gateway of gateways) {
+      let status = 0;
+      while (Date.now() - killedAt < 3_000) {
+        status = (await api(gateway, team.token).get(projects())).status;
+        if (status !== 200) break;
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      expect(status).toBe(503);
+      for (let attempt = 0; attempt < 5; attempt++) expect((await api(gateway, team.token).get(projects())).status).toBe(503);
+    }
 
     await token.restart();
     for (const gateway of gateways) {
       await eventually(async () => (await api(gateway, team.token).get(projects())).status === 200);
+      expect((await api(gateway, unseen.token).get(projects())).status).toBe(200);
       expect((await api(gateway, 'wl_' + 'B'.repeat(36)).get(projects())).status).toBe(401);
       await eventually(async () => (await readyz(gateway)).status === 200);
     }

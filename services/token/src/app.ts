@@ -15,6 +15,8 @@ export interface AppDeps {
   signingKey: string;
   sessionLifetime: SessionLifetime;
   isReady: () => boolean | Promise<boolean>;
+  /** Longest lease Authenticate grants (TOKEN_CACHE_MAX_TTL_MS); 1000 when unset, 0 grants none. */
+  tokenCacheMaxTtlMs?: number;
 }
 
 export interface TokenApp {
@@ -28,7 +30,7 @@ export interface TokenApp {
 export function createApp(deps: AppDeps): TokenApp {
   const { v1 } = loadProto<TokenProto>('token').worklane.token;
   const grpc = createGrpcServer({ logger: deps.logger, metrics: deps.metrics, signingKey: deps.signingKey });
-  grpc.addService(v1.TokenService.service, tokenServiceHandlers({ pool: deps.pool, logger: deps.logger }));
+  grpc.addService(v1.TokenService.service, tokenServiceHandlers({ pool: deps.pool, logger: deps.logger, maxLeaseMs: deps.tokenCacheMaxTtlMs ?? 1_000 }));
   grpc.addService(v1.AccountService.service, accountServiceHandlers({ pool: deps.pool, sessionLifetime: deps.sessionLifetime }));
   const ops = createServiceApp({ logger: deps.logger, metrics: deps.metrics, isReady: deps.isReady, routes: () => {} });
   return { grpc, ops };

@@ -11,6 +11,13 @@ export const configSchema = z
     IDENTITY_SIGNING_KEY: secretKey().describe('Key that verifies the signature of internal gRPC callers'),
     SESSION_IDLE_TIMEOUT_SECONDS: seconds(8 * 3600).describe('A console session ends after this long without a request'),
     SESSION_ABSOLUTE_TIMEOUT_SECONDS: seconds(7 * 24 * 3600).describe('A console session ends this long after sign-in, however active'),
+    TOKEN_CACHE_MAX_TTL_MS: z.coerce
+      .number()
+      .int()
+      .min(0)
+      .max(5_000)
+      .default(1_000)
+      .describe('Longest a gateway may cache an authenticated token (the lease granted); revoking a token waits up to this long; 0 grants no leases'),
   })
   .refine((config) => config.SESSION_IDLE_TIMEOUT_SECONDS <= config.SESSION_ABSOLUTE_TIMEOUT_SECONDS, {
     message: 'must not be longer than SESSION_ABSOLUTE_TIMEOUT_SECONDS',

@@ -77,7 +77,7 @@ describe('TokenService', () => {
     expect(created.value).toMatch(/^wl_[0-9A-Za-z]{36}$/);
     expect(created.token).toMatchObject({ team_id: team.id, user_id: user.id, name: 'deploy bot', last_used_at: '' });
     expect(created.token!.created_at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/);
-    expect(await authenticate(created.value)).toEqual({ token_id: created.token!.id, team_id: team.id, user_id: user.id });
+    expect(await authenticate(created.value)).toEqual({ token_id: created.token!.id, team_id: team.id, user_id: user.id, cache_ttl_ms: 0 });
   });
 
   it('stores only the SHA-256 of the value', async () => {
@@ -109,6 +109,45 @@ describe('TokenService', () => {
     });
     expect((await authenticate(created.value)).token_id).toBe(created.token!.id);
     expect((await failure(call(tokens, 'RevokeToken', { team_id: a.team.id, token_id: 0 }))).code).toBe('INVALID_ARGUMENT');
+  });
+
+  it('grants the lease asked for, capped at TOKEN_CACHE_MAX_TTL_MS, and records it on the token', async () => {
+    const { user, team } = await member();
+    const created = await createToken(team.id, user.id);
+    const lease = async () =>
+      (await pool.query<{ ms: number | null }>(`SELECT extract(epoch from lease_until - now()) * 1000 AS ms FROM api_tokens WHERE id = $1`, [created.token!.id])).rows[0]!.ms;
+    expect((await authenticate(created.value)).cache_ttl_ms).toBe(0);
+    expect(await lease()).toBeNull();
+    const leased = await call<tokenV1.Identity__Output>(tokens, 'Authenticate', { token: created.value, cache_ttl_ms: 60_000 });
+    expect(leased).toEqual({ token_id: created.token!.id, team_id: team.id, user_id: user.id, cache_ttl_ms: 1_000 });
+    const remaining = Number(await lease());
+    expect(remaining).toBeGreaterThan(0);
+    expect(remaining).toBeLessThanOrEqual(1_000);
+    // A shorter lease asked later does not shorten the one outstanding.
+    expect((await call<tokenV1.Identity__Output>(tokens, 'Authenticate', { token: created.value, cache_ttl_ms: 1 })).cache_ttl_ms).toBe(1);
+    expect(Number(await lease())).toBeGreaterThan(1);
+    // A leased authentication records the use, as an unleased one does.
+    const { rows } = await pool.query('SELECT last_used_at FROM api_tokens WHERE id = $1', [created.token!.id]);
+    expect(rows[0].last_used_at).not.toBeNull();
+  });
+
+  it('answers RevokeToken only once every lease granted on the token has run out by the database clock', async () => {
+    const { user, team } = await member();
+    const created = await createToken(team.id, user.id);
+    const leased = await call<tokenV1.Identity__Output>(tokens, 'Authenticate', { token: created.value, cache_ttl_ms: 1_000 });
+    expect(leased.cache_ttl_ms).toBe(1_000);
+    const { rows } = await pool.query<{ lease_until: string; outstanding: boolean }>(
+      `SELECT lease_until::text, lease_until > now() AS outstanding FROM api_tokens WHERE id = $1`,
+      [created.token!.id],
+    );
+    expect(rows[0]!.outstanding).toBe(true);
+
+    await call(tokens, 'RevokeToken', { team_id: team.id, token_id: created.token!.id });
+
+    // Ordering, not timing: when the revoke returns, the lease it had to respect is over.
+    const after = await pool.query<{ over: boolean }>(`SELECT now() >= $1::timestamptz AS over`, [rows[0]!.lease_until]);
+    expect(after.rows[0]!.over).toBe(true);
+    expect(await failure(call(tokens, 'Authenticate', { token: created.value, cache_ttl_ms: 1_000 }))).toEqual({ code: 'UNAUTHENTICATED', details: 'invalid token' });
   });
 
   it('stops authenticating the tokens of a user who leaves the team', async () => {

@@ -55,6 +55,33 @@ export async function findTokenByHash(db: Queryable, hash: string): Promise<Toke
   return rows[0];
 }
 
+export interface LeasedTokenOwner {
+  id: number;
+  team_id: number;
+  user_id: number;
+}
+
+/**
+ * The token with this hash, leased to the caller for `leaseMs`: lease_until becomes at least
+ * now() + leaseMs, in the same statement that finds the token. The UPDATE takes the row lock, so
+ * it serializes with deleteToken: either it runs first and the delete sees (and waits out) the
+ * lease, or it runs after and finds no row. A use is recorded at most once a minute, as by
+ * touchToken. now() is the start of this statement, after the caller sent its request, so the
+ * lease ends no earlier than the caller's cache entry.
+ */
+export async function leaseTokenByHash(db: Queryable, hash: string, leaseMs: number): Promise<LeasedTokenOwner | undefined> {
+  const { rows } = await db.query<LeasedTokenOwner>({
+    name: 'lease_token_by_hash',
+    text: `UPDATE api_tokens
+              SET lease_until = greatest(lease_until, now() + make_interval(secs => $2::double precision / 1000)),
+                  last_used_at = CASE WHEN last_used_at IS NULL OR last_used_at < now() - ${LAST_USED_RESOLUTION} THEN now() ELSE last_used_at END
+            WHERE token_hash = $1
+        RETURNING id, team_id, user_id`,
+    values: [hash, leaseMs],
+  });
+  return rows[0];
+}
+
 /** Records a use unless one was recorded within the last minute (by any replica). */
 export async function touchToken(db: Queryable, id: number): Promise<void> {
   await db.query({
@@ -71,8 +98,33 @@ export async function listTokens(db: Queryable, teamId: number): Promise<ApiToke
   return rows;
 }
 
-/** Deletes the token if it belongs to the team; false when there was no such token. */
-export async function deleteToken(db: Queryable, teamId: number, tokenId: number): Promise<boolean> {
-  const result = await db.query('DELETE FROM api_tokens WHERE id = $1 AND team_id = $2', [tokenId, teamId]);
-  return (result.rowCount ?? 0) > 0;
+export interface DeletedToken {
+  /** Milliseconds until the last lease granted on the token runs out, by the database's clock; 0 when none is outstanding. */
+  lease_remaining_ms: number;
+  lease_until: string | null;
+}
+
+/**
+ * Deletes the token if it belongs to the team; undefined when there was no such token. The
+ * remaining lease is measured from this statement's start, which is no later than the moment the
+ * row was deleted, so waiting it out from when this returns overshoots rather than falls short.
+ */
+export async function deleteToken(db: Queryable, teamId: number, tokenId: number): Promise<DeletedToken | undefined> {
+  const { rows } = await db.query<DeletedToken>(
+    `DELETE FROM api_tokens WHERE id = $1 AND team_id = $2
+     RETURNING ceil(greatest(0, extract(epoch from lease_until - now()) * 1000))::float8 AS lease_remaining_ms,
+               ${timestamp('lease_until')}`,
+    [tokenId, teamId],
+  );
+  const deleted = rows[0];
+  return deleted && { lease_until: deleted.lease_until, lease_remaining_ms: Number(deleted.lease_remaining_ms ?? 0) };
+}
+
+/** Milliseconds until `leaseUntil` (as deleteToken returned it) by the database's clock; 0 once it has passed. */
+export async function leaseRemainingMs(db: Queryable, leaseUntil: string): Promise<number> {
+  const { rows } = await db.query<{ remaining_ms: number }>(
+    `SELECT ceil(greatest(0, extract(epoch from $1::timestamptz - now()) * 1000))::float8 AS remaining_ms`,
+    [leaseUntil],
+  );
+  return Number(rows[0]!.remaining_ms);
 }

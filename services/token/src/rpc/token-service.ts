@@ -3,7 +3,8 @@ import type { Logger } from '@worklane/observability';
 import type { Pool } from '@worklane/db';
 import type { tokenV1 } from '@worklane/proto';
 import { findMembership, findTeam, findUser } from '../data/accounts';
-import { NotAMemberError, deleteToken, findTokenByHash, insertToken, listTokens, touchToken, type ApiTokenRecord } from '../data/tokens';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { NotAMemberError, deleteToken, findTokenByHash, insertToken, leaseRemainingMs, leaseTokenByHash, listTokens, touchToken, type ApiTokenRecord } from '../data/tokens';
 import { generateToken, hashToken, isWellFormedToken } from '../domain/token-format';
 import { displayName, id, parseRequest } from './validation';
 import { z } from '@worklane/config';
@@ -27,6 +28,8 @@ const toApiToken = (token: ApiTokenRecord): tokenV1.ApiToken => ({
 export interface TokenServiceDeps {
   pool: Pool;
   logger: Logger;
+  /** Longest lease Authenticate grants, in milliseconds; 0 grants none. */
+  maxLeaseMs: number;
 }
 
 type Handlers = {
@@ -36,7 +39,7 @@ type Handlers = {
   RevokeToken: UnaryHandler<tokenV1.RevokeTokenRequest__Output, tokenV1.RevokeTokenResponse>;
 };
 
-export function tokenServiceHandlers({ pool, logger }: TokenServiceDeps): Handlers {
+export function tokenServiceHandlers({ pool, logger, maxLeaseMs }: TokenServiceDeps): Handlers {
   // Tokens whose last_used_at write is under way here, so a burst of requests writes it once.
   const touching = new Set<number>();
 
@@ -48,6 +51,25 @@ export function tokenServiceHandlers({ pool, logger }: TokenServiceDeps): Handle
       .finally(() => touching.delete(tokenId));
   }
 
+  /**
+   * Returns once the database's now() has passed leaseUntil. Sleeps the remaining time the delete
+   * measured, then asks the database again, in case this process's timers ran fast.
+   */
+  async function waitOutLease(leaseUntil: string | null, remainingMs: number): Promise<void> {
+    if (leaseUntil === null) return;
+    let remaining = remainingMs;
+    while (remaining > 0) {
+      await sleep(remaining);
+      try {
+        remaining = await leaseRemainingMs(pool, leaseUntil);
+      } catch (error) {
+        // The sleep above already covered the lease as measured; the check is belt and braces.
+        logger.warn({ err: error }, 'could not re-check a revoked token’s lease; relying on the measured wait');
+        return;
+      }
+    }
+  }
+
   async function requireTeam(teamId: number) {
     if (!(await findTeam(pool, teamId))) throw RpcError.notFound(`team ${teamId} not found`);
   }
@@ -57,11 +79,19 @@ export function tokenServiceHandlers({ pool, logger }: TokenServiceDeps): Handle
       const value = typeof request.token === 'string' ? request.token : '';
       // Malformed values (wrong shape or checksum) are refused without touching the database.
       if (value.length > MAX_TOKEN_LENGTH || !isWellFormedToken(value)) throw RpcError.unauthenticated('invalid token');
+      const requested = typeof request.cache_ttl_ms === 'number' ? request.cache_ttl_ms : 0;
+      const leaseMs = Math.min(requested, maxLeaseMs);
+      if (leaseMs > 0) {
+        // Leased: the caller may cache this answer for leaseMs, and RevokeToken waits the lease out.
+        const leased = await leaseTokenByHash(pool, hashToken(value), leaseMs);
+        if (!leased) throw RpcError.unauthenticated('invalid token');
+        return { token_id: leased.id, team_id: leased.team_id, user_id: leased.user_id, cache_ttl_ms: leaseMs };
+      }
       const token = await findTokenByHash(pool, hashToken(value));
       if (!token) throw RpcError.unauthenticated('invalid token');
       // Not awaited: the answer does not wait for the bookkeeping write.
       if (token.last_used_is_stale) recordUse(token.id);
-      return { token_id: token.id, team_id: token.team_id, user_id: token.user_id };
+      return { token_id: token.id, team_id: token.team_id, user_id: token.user_id, cache_ttl_ms: 0 };
     },
 
     async CreateToken(request) {
@@ -89,7 +119,11 @@ export function tokenServiceHandlers({ pool, logger }: TokenServiceDeps): Handle
     async RevokeToken(request) {
       const { team_id, token_id } = parseRequest(revokeTokenRequest, request);
       // Deleted, not flagged: once this returns, no replica can find the token any more.
-      if (!(await deleteToken(pool, team_id, token_id))) throw RpcError.notFound(`token ${token_id} not found in team ${team_id}`);
+      const deleted = await deleteToken(pool, team_id, token_id);
+      if (!deleted) throw RpcError.notFound(`token ${token_id} not found in team ${team_id}`);
+      // ...and no gateway still accepts it from its cache: answer only once the last lease granted
+      // on it has run out by the database's clock (the clock that measured the lease).
+      await waitOutLease(deleted.lease_until, deleted.lease_remaining_ms);
       return {};
     },
   };

@@ -32,7 +32,7 @@ test('only the ingress controller reaches the gateway and the console from outsi
 });
 
 test.each([
-  ['token', { grpc: ['console', 'gateway'] }],
+  ['token', { grpc: ['console', 'gateway', 'issue'] }],
   ['project', { http: ['console', 'gateway'], grpc: ['issue'] }],
   ['webhook', { http: ['console', 'gateway'], grpc: ['delivery'] }],
   ['issue', { http: ['console', 'gateway'] }],
@@ -60,7 +60,7 @@ test('services send only to the services they call, on their ports', () => {
     token: [],
     project: [],
     webhook: [],
-    issue: ['project:7002'],
+    issue: ['project:7002', 'token:7001'],
     delivery: ['webhook:7003'],
   });
 });

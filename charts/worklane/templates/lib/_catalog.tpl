@@ -39,7 +39,7 @@ issue:
   http: 8083
   database: true
   nats: true
-  callsGrpc: [project]
+  callsGrpc: [project, token]
 delivery:
   http: 8084
   database: true

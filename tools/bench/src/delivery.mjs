@@ -21,6 +21,7 @@ import os from 'node:os';
 import path from 'node:path';
 
 import { startStack } from '../../dev/src/stack.mjs';
+import { SERVICE_NODE_OPTIONS, peakRssMb } from './process-stats.mjs';
 import { ensureNode24, say, sleep, turboBuild } from '../../dev/src/util.mjs';
 
 await ensureNode24();
@@ -90,7 +91,6 @@ function startReceiver(certificate) {
   });
 }
 
-const peakRssMb = (pid) => Number(/VmHWM:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? NaN) / 1024;
 
 /** CPU seconds (user + system) a process has used so far. */
 function cpuSeconds(pid) {
@@ -156,7 +156,7 @@ try {
   say('starting the token, project, webhook, issue, delivery and gateway services...');
   system = await startSystem({
     services: ['token', 'project', 'webhook', 'issue', 'delivery', 'gateway'],
-    env: { NATS_URL: stack.natsUrl, WEBHOOK_ALLOWED_CIDRS: '127.0.0.0/8', LOG_LEVEL: 'warn' },
+    env: { NATS_URL: stack.natsUrl, WEBHOOK_ALLOWED_CIDRS: '127.0.0.0/8', LOG_LEVEL: 'warn', NODE_OPTIONS: SERVICE_NODE_OPTIONS },
     serviceEnv: {
       delivery: { NODE_EXTRA_CA_CERTS: certificate.certPath },
       // The limiter still runs on every request; its limit is out of the way.

@@ -25,6 +25,7 @@ import { createRequire } from 'node:module';
 import autocannon from 'autocannon';
 
 import { startStack } from '../../dev/src/stack.mjs';
+import { SERVICE_NODE_OPTIONS, peakRssMb as peakRssOf } from './process-stats.mjs';
 import { ensureNode24, say, turboBuild } from '../../dev/src/util.mjs';
 
 await ensureNode24();
@@ -36,7 +37,7 @@ const WARMUP_S = Number(process.env.BENCH_WARMUP_S || 2);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS || 10);
 const SEED_PROJECTS = Number(process.env.BENCH_SEED_PROJECTS || 20);
 const RATE = Number(process.env.BENCH_RATE || 200);
-const NODE_OPTIONS = process.env.BENCH_NODE_OPTIONS ?? '--max-old-space-size=128 --max-semi-space-size=4';
+const NODE_OPTIONS = SERVICE_NODE_OPTIONS;
 const TARGETS = { throughputRatio: 0.5, addedP50Ms: 1, rssMb: 150 };
 
 if (process.env.WORKLANE_SKIP_BUILD !== '1') {
@@ -166,10 +167,7 @@ try {
   }
 
   const peakRssMb = {};
-  for (const name of ['gateway', 'token', 'project']) {
-    const status = fs.readFileSync(`/proc/${system.services[name].pid}/status`, 'utf8');
-    peakRssMb[name] = Number(/VmHWM:\s+(\d+) kB/.exec(status)?.[1] ?? NaN) / 1024;
-  }
+  for (const name of ['gateway', 'token', 'project']) peakRssMb[name] = peakRssOf(system.services[name].pid);
 
   const f = (value, digits = 2) => (Number.isFinite(value) ? value.toFixed(digits) : 'n/a');
   const pass = (ok) => (ok ? 'ok' : 'MISSED');

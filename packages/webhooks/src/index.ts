@@ -16,3 +16,4 @@ export {
   type ResolveOptions,
 } from './address-policy';
 export { SecretBox, SecretBoxError, type SecretBoxKeys } from './secret-box';
+export { receiverAddressSettings } from './settings';

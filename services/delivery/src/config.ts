@@ -1,5 +1,5 @@
-import { baseServiceSchema, databaseSchema, grpcAddress, list, loadConfig, port, secretKey, z } from '@worklane/config';
-import { AllowedCidrs, DEFAULT_RETRY_SCHEDULE, parseRetrySchedule } from '@worklane/webhooks';
+import { baseServiceSchema, databaseSchema, grpcAddress, loadConfig, port, secretKey, z } from '@worklane/config';
+import { DEFAULT_RETRY_SCHEDULE, parseRetrySchedule, receiverAddressSettings } from '@worklane/webhooks';
 
 const milliseconds = (defaultMs: number, max: number) => z.coerce.number().int().min(1).max(max).default(defaultMs);
 
@@ -10,17 +10,7 @@ export const configSchema = z.object({
   IDENTITY_SIGNING_KEY: secretKey().describe('Key that verifies identities signed by the gateway and signs internal gRPC calls'),
   NATS_URL: z.string().min(1).describe('NATS servers (JetStream enabled), comma-separated'),
   WEBHOOK_GRPC_ADDR: grpcAddress('127.0.0.1:7003').describe('host:port of the webhook service (WebhookDirectory)'),
-  WEBHOOK_ALLOWED_CIDRS: list('')
-    .transform((cidrs, context) => {
-      try {
-        return AllowedCidrs.parse(cidrs);
-      } catch (error) {
-        context.addIssue({ code: 'custom', message: (error as Error).message });
-        return z.NEVER;
-      }
-    })
-    .describe('Comma-separated CIDR ranges that deliveries may reach although they are not public (tests, on-premise receivers)'),
-  WEBHOOK_DNS_SERVERS: list('').describe('DNS servers (ip or ip:port, comma-separated) for resolving receivers; empty: the system resolver'),
+  ...receiverAddressSettings,
   WEBHOOK_CONNECT_TIMEOUT_MS: milliseconds(5_000, 60_000).describe('Time allowed to connect to a receiver, TLS included'),
   WEBHOOK_TIMEOUT_MS: milliseconds(15_000, 120_000).describe('Time allowed for a whole delivery attempt'),
   WEBHOOK_RETRY_SCHEDULE: z

@@ -1,5 +1,5 @@
 import { baseServiceSchema, databaseSchema, list, loadConfig, port, secretKey, z } from '@worklane/config';
-import { AllowedCidrs } from '@worklane/webhooks';
+import { receiverAddressSettings } from '@worklane/webhooks';
 
 export const configSchema = z.object({
   ...baseServiceSchema('webhook'),
@@ -11,17 +11,7 @@ export const configSchema = z.object({
   WEBHOOK_PREVIOUS_SECRET_KEYS: list('')
     .pipe(z.array(z.string().min(32, 'each key must be at least 32 characters')))
     .describe('Comma-separated keys that WEBHOOK_SECRET_KEY replaced; secrets they encrypted are re-encrypted at start'),
-  WEBHOOK_ALLOWED_CIDRS: list('')
-    .transform((cidrs, context) => {
-      try {
-        return AllowedCidrs.parse(cidrs);
-      } catch (error) {
-        context.addIssue({ code: 'custom', message: (error as Error).message });
-        return z.NEVER;
-      }
-    })
-    .describe('Comma-separated CIDR ranges a webhook URL may point to although they are not public (tests, on-premise receivers)'),
-  WEBHOOK_DNS_SERVERS: list('').describe('DNS servers (ip or ip:port, comma-separated) for resolving webhook hosts; empty: the system resolver'),
+  ...receiverAddressSettings,
   WEBHOOK_DNS_TIMEOUT_MS: z.coerce.number().int().min(100).max(30_000).default(5_000).describe('Time allowed to resolve a webhook host when a URL is saved'),
 });
 

@@ -34,3 +34,4 @@ export {
   type ServiceName,
 } from './services';
 export { startSystem, type StartSystemOptions, type System } from './system';
+export { signedCaller, type Caller, type Reply } from './signed-caller';

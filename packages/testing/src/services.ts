@@ -1,5 +1,5 @@
-// Mirror of tools/dev/src/services.mjs (the service table of docs/architecture.md and the wiring
-// between services); services.test.ts checks that both produce the same environments.
+// The service table of docs/architecture.md and the wiring between services: one definition for
+// `npm start` (tools/dev loads it from this package's build) and for the tests' systems.
 
 export type ServiceName = 'gateway' | 'token' | 'project' | 'webhook' | 'issue' | 'delivery' | 'console';
 
@@ -113,7 +113,7 @@ export interface ServiceEnvOptions extends SharedEnvOptions {
   bindHost?: string;
 }
 
-/** Each service's environment, as `npm start` gives it (see tools/dev/src/services.mjs). */
+/** Each service's environment, as `npm start` and startSystem give it. */
 export function serviceEnv(options: ServiceEnvOptions): Record<ServiceName, Env> {
   const env = options.env ?? process.env;
   const ports = options.ports ?? defaultPorts(options.gatewayPort ?? Number(env.GATEWAY_PORT || 8080));

@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 
 import { removeRuntimeFile, writeRuntimeFile } from '../src/env-file.mjs';
-import { START_ORDER, defaultPorts, loadDevKeys, mainFile, serviceEnv } from '../src/services.mjs';
+import { loadDevKeys, loadWiring, mainFile } from '../src/services.mjs';
 import { startStack, worklaneDir } from '../src/stack.mjs';
 import { Supervisor, httpStatus } from '../src/supervisor.mjs';
 import {
@@ -92,6 +92,7 @@ async function main() {
     process.exit(buildCode || 1);
   }
   say(`build done in ${formatMs(Date.now() - buildStarted)}`);
+  const { START_ORDER, defaultPorts, serviceEnv } = await loadWiring();
 
   const missing = START_ORDER.filter((name) => !fs.existsSync(mainFile(name)));
   if (missing.length > 0) {

@@ -1,30 +1,14 @@
 // The webhook service in-process against a real PostgreSQL database, called with identities
 // signed the way the gateway signs them, and its WebhookDirectory over real gRPC.
 import { join } from 'node:path';
-import request from 'supertest';
 import { createPool, migrate, type Pool } from '@worklane/db';
 import { createGrpcClient, unaryCall } from '@worklane/grpc';
-import { signIdentity } from '@worklane/http';
 import { createLogger, createMetrics, type ServiceMetrics } from '@worklane/observability';
 import { loadProto, type WebhookProto, type webhookV1 } from '@worklane/proto';
-import { createTestDatabase, randomKey, type TestDatabase } from '@worklane/testing';
+import { createTestDatabase, randomKey, signedCaller, type Caller, type TestDatabase } from '@worklane/testing';
+
 import { AllowedCidrs, SecretBox } from '@worklane/webhooks';
 import { createApp, type WebhookApp } from '../../src/app';
-
-export interface Reply {
-  status: number;
-  body: any;
-  text: string;
-  headers: Record<string, string>;
-}
-
-export interface Caller {
-  get(path: string): Promise<Reply>;
-  delete(path: string): Promise<Reply>;
-  post(path: string, body?: unknown): Promise<Reply>;
-  patch(path: string, body?: unknown): Promise<Reply>;
-  send(method: string, path: string, options?: { body?: string; headers?: Record<string, string> }): Promise<Reply>;
-}
 
 export interface Directory {
   client: webhookV1.WebhookDirectoryClient;
@@ -54,13 +38,6 @@ export interface DirectOptions {
   identityKey?: string;
 }
 
-const toReply = (response: request.Response): Reply => ({
-  status: response.status,
-  body: response.body,
-  text: response.text,
-  headers: response.headers as Record<string, string>,
-});
-
 export async function startDirectWebhookService(options: DirectOptions = {}): Promise<DirectWebhookService> {
   const ownsDatabase = !options.database;
   const database = options.database ?? (await createTestDatabase());
@@ -82,27 +59,7 @@ export async function startDirectWebhookService(options: DirectOptions = {}): Pr
   const grpcAddress = `127.0.0.1:${grpcPort}`;
   const clients: webhookV1.WebhookDirectoryClient[] = [];
 
-  const as = (teamId: number, userId = 1): Caller => {
-    const start = (method: string, path: string) =>
-      request(app.http)[method.toLowerCase() as 'get'](path).set(signIdentity(identityKey, method, path, { teamId, userId, tokenId: userId }));
-    const json = (method: string) => async (path: string, body?: unknown) => {
-      let call = start(method, path).set('Accept', 'application/json');
-      if (body !== undefined) call = call.set('Content-Type', 'application/json').send(JSON.stringify(body));
-      return toReply(await call);
-    };
-    return {
-      get: json('GET'),
-      delete: json('DELETE'),
-      post: json('POST'),
-      patch: json('PATCH'),
-      async send(method, path, sendOptions = {}) {
-        let call = start(method, path);
-        for (const [name, value] of Object.entries(sendOptions.headers ?? {})) call = call.set(name, value);
-        if (sendOptions.body !== undefined) call = call.send(sendOptions.body);
-        return toReply(await call);
-      },
-    };
-  };
+  const as = (teamId: number, userId = 1): Caller => signedCaller(app.http, identityKey, teamId, userId);
 
   const directory = (): Directory => {
     const { WebhookDirectory } = loadProto<WebhookProto>('webhook').worklane.webhook.v1;

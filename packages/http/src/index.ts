@@ -5,3 +5,18 @@ export { resource, idParam, type ResourceHandlers } from './routes';
 export { createServiceApp, type ServiceAppOptions } from './app';
 export { listen, closeHttpServer } from './server';
 export { API_ROUTES, API_UPSTREAMS, matchApiRoute, type ApiRoute, type ApiUpstream, type RouteMatch } from './api-routes';
+export {
+  byId,
+  decodeCursor,
+  encodeCursor,
+  nextPageLink,
+  pageLimits,
+  pagingSettings,
+  readPage,
+  rowsToFetch,
+  sendPage,
+  type ListKind,
+  type PageLimits,
+  type PageRequest,
+} from './paging';
+export { QUOTA_EXCEEDED, QuotaExceededHttpError, quotaAnswer, withQuotaAnswer } from './quota';

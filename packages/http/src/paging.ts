@@ -1,0 +1,147 @@
+import type { Request, Response } from 'express';
+import { z } from 'zod';
+import { validationFailed } from './errors';
+
+/**
+ * Keyset paging of the API's lists.
+ *
+ * A client asks for `?limit=N` rows and follows `?cursor=...`. The cursor is opaque to clients:
+ * base64url of a small JSON document naming the list and the sort key of the last row served.
+ * Queries continue strictly after that key in the list's stable order (never OFFSET), so a page
+ * costs the same however deep it is and rows added meanwhile neither repeat nor shift the pages.
+ * The next cursor is in the body (`next_cursor`, null on the last page) and in an RFC 8288
+ * `Link: <...>; rel="next"` header.
+ */
+
+/** How many rows a page holds when the client does not say, and at most. */
+export interface PageLimits {
+  defaultLimit: number;
+  maxLimit: number;
+}
+
+/** Configuration of the services that serve lists (spread into their zod config schema). */
+export const pagingSettings = {
+  LIST_DEFAULT_LIMIT: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(1_000)
+    .default(50)
+    .describe('Rows in a page of a list when the request gives no `limit` (capped at LIST_MAX_LIMIT)'),
+  LIST_MAX_LIMIT: z.coerce.number().int().min(1).max(1_000).default(200).describe('Largest `limit` a list request may ask for; a larger one is refused with 422'),
+};
+
+/** The page limits a service's parsed configuration sets. */
+export const pageLimits = (config: { LIST_DEFAULT_LIMIT: number; LIST_MAX_LIMIT: number }): PageLimits => ({
+  defaultLimit: Math.min(config.LIST_DEFAULT_LIMIT, config.LIST_MAX_LIMIT),
+  maxLimit: config.LIST_MAX_LIMIT,
+});
+
+/** A list's name (so a cursor of one list is refused by another) and the shape of its sort key. */
+export interface ListKind<Key> {
+  name: string;
+  key: z.ZodType<Key>;
+}
+
+/** Lists ordered by a positive integer id: the key is that id. */
+export const byId = (name: string): ListKind<number> => ({ name, key: z.number().int().positive().max(Number.MAX_SAFE_INTEGER) });
+
+/** What a handler reads: how many rows to serve and after which key. */
+export interface PageRequest<Key> {
+  limit: number;
+  after: Key | undefined;
+}
+
+/** Longest cursor accepted; the ones Worklane writes are far shorter. */
+const MAX_CURSOR_LENGTH = 512;
+const CURSOR_VERSION = 1;
+
+const invalidCursor = () => validationFailed({ cursor: ['The cursor is invalid or belongs to another list; start again without it.'] });
+
+const cursorDocument = z.object({ v: z.literal(CURSOR_VERSION), l: z.string(), k: z.unknown() });
+
+export function encodeCursor<Key>(kind: ListKind<Key>, key: Key): string {
+  return Buffer.from(JSON.stringify({ v: CURSOR_VERSION, l: kind.name, k: key })).toString('base64url');
+}
+
+/** The key a cursor carries; 422 naming `cursor` for anything this list did not write. */
+export function decodeCursor<Key>(kind: ListKind<Key>, text: string): Key {
+  if (text.length === 0 || text.length > MAX_CURSOR_LENGTH || !/^[A-Za-z0-9_-]+$/.test(text)) throw invalidCursor();
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(Buffer.from(text, 'base64url').toString('utf8'));
+  } catch {
+    throw invalidCursor();
+  }
+  const document = cursorDocument.safeParse(parsed);
+  if (!document.success || document.data.l !== kind.name) throw invalidCursor();
+  const key = kind.key.safeParse(document.data.k);
+  if (!key.success) throw invalidCursor();
+  return key.data;
+}
+
+/** One value of a query parameter; a repeated parameter is refused rather than guessed at. */
+function single(req: Request, name: string): string | undefined {
+  const value = req.query[name];
+  if (value === undefined) return undefined;
+  if (typeof value !== 'string') throw validationFailed({ [name]: [`The ${name} parameter must be given once.`] });
+  return value;
+}
+
+function readLimit(text: string | undefined, limits: PageLimits): number {
+  if (text === undefined) return limits.defaultLimit;
+  const value = /^\d{1,7}$/.test(text) ? Number(text) : Number.NaN;
+  if (!(value >= 1 && value <= limits.maxLimit)) {
+    throw validationFailed({ limit: [`The limit parameter must be an integer between 1 and ${limits.maxLimit}.`] });
+  }
+  return value;
+}
+
+/**
+ * The page a list request asks for. Extension lists page always (`paged: 'always'`): no `limit`
+ * means the default. The whole-set lists (`paged: 'on-request'`) answer undefined, meaning "all
+ * rows", unless `limit` or `cursor` is given.
+ */
+export function readPage<Key>(req: Request, kind: ListKind<Key>, limits: PageLimits, paged: 'always' | 'on-request'): PageRequest<Key> | undefined {
+  const limitText = single(req, 'limit');
+  const cursorText = single(req, 'cursor');
+  if (paged === 'on-request' && limitText === undefined && cursorText === undefined) return undefined;
+  const limit = readLimit(limitText, limits);
+  return { limit, after: cursorText === undefined ? undefined : decodeCursor(kind, cursorText) };
+}
+
+/** Rows to fetch for a page: one more than it holds, to know whether another page follows. */
+export const rowsToFetch = (page: PageRequest<unknown>) => page.limit + 1;
+
+/**
+ * The next page's address as the client called this one: the request's own path (the gateway
+ * forwards API paths unchanged, so it is the public one) with its query, `cursor` replaced. A
+ * relative reference, so that no Host or X-Forwarded-* header a client sends can redirect it.
+ */
+export function nextPageLink(req: Request, cursor: string, limit: number): string {
+  const [path, query = ''] = req.originalUrl.split('?', 2) as [string, string | undefined];
+  const params = new URLSearchParams(query);
+  params.set('limit', String(limit));
+  params.set('cursor', cursor);
+  return `${path}?${params.toString()}`;
+}
+
+/**
+ * Answers a page: `{"data": [...], "next_cursor": ...}` (plus `extra` fields) and, when another
+ * page follows, the `Link` header to it. `rows` are what the query returned for
+ * `rowsToFetch(page)`; `keyOf` gives a row's sort key.
+ */
+export function sendPage<Row, Key>(
+  req: Request,
+  res: Response,
+  kind: ListKind<Key>,
+  page: PageRequest<Key>,
+  rows: Row[],
+  keyOf: (row: Row) => Key,
+): void {
+  const more = rows.length > page.limit;
+  const data = more ? rows.slice(0, page.limit) : rows;
+  const next = more ? encodeCursor(kind, keyOf(data[data.length - 1]!)) : null;
+  if (next !== null) res.append('Link', `<${nextPageLink(req, next, page.limit)}>; rel="next"`);
+  res.json({ data, next_cursor: next });
+}

@@ -2,7 +2,7 @@ export { bodySignature, standardSignature, signatureHeaders, deliveryHeaders, ty
 export { DEFAULT_RETRY_SCHEDULE, RETRY_JITTER, parseRetrySchedule, nextRetryDelay, parseRetryAfter, type RetryOptions } from './retry-schedule';
 export { pinnedConnector, PinnedDispatchers, type PinnedDispatcherOptions } from './pinned-dispatcher';
 export { sendWebhookRequest, describeRequestError, isSuccess, RESPONSE_EXCERPT_BYTES, type WebhookRequest, type WebhookResponse } from './webhook-request';
-export { dnsServersLookup, type DnsServersOptions, type DnsLookup } from './resolver';
+export { CachingResolver, dnsServersLookup, parseHostsFile, type CachingResolverOptions, type DnsServersOptions, type DnsLookup } from './resolver';
 export {
   AddressPolicyError,
   AllowedCidrs,

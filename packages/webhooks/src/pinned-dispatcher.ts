@@ -1,13 +1,36 @@
-import { isIP } from 'node:net';
-import { Pool, buildConnector, type Dispatcher } from 'undici';
+import { connect as netConnect, isIP, type Socket } from 'node:net';
+import { connect as tlsConnect, type SecureContextOptions, type TLSSocket } from 'node:tls';
+import { Pool, errors, type buildConnector, type Dispatcher } from 'undici';
 
 export interface PinnedDispatcherOptions {
-  /** Time allowed to open the TCP connection and finish the TLS handshake. */
+  /** Time allowed to open the TCP connection. */
   connectTimeoutMs: number;
+  /** Time allowed for the TLS handshake once connected; defaults to connectTimeoutMs. */
+  tlsTimeoutMs?: number;
   /** Idle keep-alive connections are closed after this long. */
   keepAliveMs?: number;
   /** How many (origin, address) pools are kept; the least recently used beyond that are closed. */
   maxPools?: number;
+  /** Connections kept per (origin, address) pool; undefined: as many as requests in flight. */
+  connectionsPerPool?: number;
+}
+
+/** TLS sessions per server name, so a reconnect to the same receiver resumes instead of a full handshake. */
+const sessions = new Map<string, Buffer>();
+const MAX_SESSIONS = 1_000;
+
+function rememberSession(name: string, session: Buffer): void {
+  sessions.delete(name);
+  sessions.set(name, session);
+  if (sessions.size > MAX_SESSIONS) sessions.delete(sessions.keys().next().value as string);
+}
+
+class TlsHandshakeTimeoutError extends Error {
+  readonly code = 'ERR_TLS_HANDSHAKE_TIMEOUT';
+  constructor(timeoutMs: number) {
+    super(`TLS handshake not finished within ${timeoutMs} ms`);
+    this.name = 'TlsHandshakeTimeoutError';
+  }
 }
 
 /**
@@ -15,13 +38,65 @@ export interface PinnedDispatcherOptions {
  * still sends the host name as SNI and verifies the certificate against it. This is what makes
  * the address check meaningful: a DNS answer that changes after the check (rebinding) cannot
  * redirect the connection.
+ *
+ * Opening the TCP connection and the TLS handshake have separate time limits, so a receiver that
+ * accepts connections and then says nothing is given up on as soon as its handshake is overdue.
  */
-export function pinnedConnector(address: string, connectTimeoutMs: number): buildConnector.connector {
+export function pinnedConnector(address: string, connectTimeoutMs: number, tlsTimeoutMs = connectTimeoutMs, tls: SecureContextOptions = {}): buildConnector.connector {
   if (isIP(address) === 0) throw new Error(`not an IP address: ${address}`);
-  const connect = buildConnector({ timeout: connectTimeoutMs, allowH2: false });
   return (options, callback) => {
-    const servername = options.servername ?? (isIP(options.hostname) === 0 ? options.hostname : undefined);
-    connect({ ...options, hostname: address, ...(servername ? { servername } : {}) }, callback);
+    let done = false;
+    const finish = (error: Error | null, socket?: Socket | TLSSocket) => {
+      if (done) return;
+      done = true;
+      if (error) callback(error, null);
+      else callback(null, socket!);
+    };
+    const isTls = options.protocol === 'https:';
+    const port = Number(options.port) || (isTls ? 443 : 80);
+    const tcp = netConnect({ host: address, port, noDelay: true, keepAlive: true, keepAliveInitialDelay: 60_000 });
+    let timer = setTimeout(() => {
+      tcp.destroy();
+      finish(new errors.ConnectTimeoutError(`connect timeout: ${address}:${port} did not accept within ${connectTimeoutMs} ms`));
+    }, connectTimeoutMs);
+    const fail = (error: Error) => {
+      clearTimeout(timer);
+      tcp.destroy();
+      finish(error);
+    };
+    tcp.once('error', fail);
+    tcp.once('connect', () => {
+      clearTimeout(timer);
+      if (!isTls) {
+        tcp.off('error', fail);
+        finish(null, tcp);
+        return;
+      }
+      // The name from the URL: SNI (never for an IP literal) and the certificate check.
+      const hostname = options.hostname;
+      const servername = options.servername || (isIP(hostname) === 0 ? hostname : undefined);
+      const sessionKey = `${servername ?? hostname}:${port}`;
+      const secure = tlsConnect({
+        ...tls,
+        socket: tcp,
+        host: hostname,
+        ...(servername ? { servername } : {}),
+        ALPNProtocols: ['http/1.1'],
+        session: sessions.get(sessionKey),
+      });
+      secure.on('session', (session: Buffer) => rememberSession(sessionKey, session));
+      timer = setTimeout(() => {
+        secure.destroy();
+        fail(new TlsHandshakeTimeoutError(tlsTimeoutMs));
+      }, tlsTimeoutMs);
+      secure.once('error', fail);
+      secure.once('secureConnect', () => {
+        clearTimeout(timer);
+        tcp.off('error', fail);
+        secure.off('error', fail);
+        finish(null, secure);
+      });
+    });
   };
 }
 
@@ -48,7 +123,8 @@ export class PinnedDispatchers {
       return pool;
     }
     pool = new Pool(origin, {
-      connect: pinnedConnector(address, this.options.connectTimeoutMs),
+      connect: pinnedConnector(address, this.options.connectTimeoutMs, this.options.tlsTimeoutMs),
+      ...(this.options.connectionsPerPool ? { connections: this.options.connectionsPerPool } : {}),
       keepAliveTimeout: this.options.keepAliveMs ?? 30_000,
       keepAliveMaxTimeout: this.options.keepAliveMs ?? 30_000,
     });

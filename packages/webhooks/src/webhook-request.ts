@@ -12,6 +12,8 @@ export interface WebhookRequest {
   dispatcher: Dispatcher;
   /** The whole exchange, from connecting to the end of the response excerpt. */
   timeoutMs: number;
+  /** Time allowed for the response headers once the request is sent; defaults to timeoutMs. */
+  headersTimeoutMs?: number;
 }
 
 /** What one attempt produced: a status code, or an error when there was no answer. */
@@ -46,11 +48,13 @@ async function readExcerpt(body: Dispatcher.ResponseData['body']): Promise<strin
 const TLS_CODES = /^(ERR_TLS_|ERR_SSL_|CERT_|DEPTH_ZERO_|SELF_SIGNED_|UNABLE_TO_|HOSTNAME_MISMATCH)/;
 
 /** A short, safe description of why there was no answer; never a stack trace. */
-export function describeRequestError(error: unknown, timeoutMs: number): string {
+export function describeRequestError(error: unknown, timeoutMs: number, headersTimeoutMs?: number): string {
   const failure = error as { name?: string; code?: string; message?: string; cause?: { code?: string } };
   const code = failure?.code ?? failure?.cause?.code;
   if (failure?.name === 'TimeoutError' || failure?.name === 'AbortError' || code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT') {
-    return `timeout: no complete response within ${timeoutMs / 1000} s`;
+    return code === 'UND_ERR_HEADERS_TIMEOUT' && headersTimeoutMs !== undefined && headersTimeoutMs < timeoutMs
+      ? `timeout: no response headers within ${headersTimeoutMs / 1000} s`
+      : `timeout: no complete response within ${timeoutMs / 1000} s`;
   }
   if (code === 'UND_ERR_CONNECT_TIMEOUT') return 'connect timeout';
   if (code === 'ECONNREFUSED') return 'connection refused';
@@ -76,7 +80,7 @@ export async function sendWebhookRequest(input: WebhookRequest): Promise<Webhook
       headers: input.headers,
       body: input.body,
       signal,
-      headersTimeout: input.timeoutMs,
+      headersTimeout: Math.min(input.headersTimeoutMs ?? input.timeoutMs, input.timeoutMs),
       bodyTimeout: input.timeoutMs,
     });
     let excerpt: string;
@@ -93,6 +97,6 @@ export async function sendWebhookRequest(input: WebhookRequest): Promise<Webhook
       retryAfterSeconds: parseRetryAfter(response.headers['retry-after']),
     };
   } catch (error) {
-    return { statusCode: null, error: describeRequestError(error, input.timeoutMs), durationMs: elapsed(), responseExcerpt: null };
+    return { statusCode: null, error: describeRequestError(error, input.timeoutMs, input.headersTimeoutMs), durationMs: elapsed(), responseExcerpt: null };
   }
 }

@@ -11,7 +11,6 @@ export {
   encodeCursor,
   nextPageLink,
   pageLimits,
-  pagingSettings,
   readPage,
   rowsToFetch,
   sendPage,

@@ -19,19 +19,7 @@ export interface PageLimits {
   maxLimit: number;
 }
 
-/** Configuration of the services that serve lists (spread into their zod config schema). */
-export const pagingSettings = {
-  LIST_DEFAULT_LIMIT: z.coerce
-    .number()
-    .int()
-    .min(1)
-    .max(1_000)
-    .default(50)
-    .describe('Rows in a page of a list when the request gives no `limit` (capped at LIST_MAX_LIMIT)'),
-  LIST_MAX_LIMIT: z.coerce.number().int().min(1).max(1_000).default(200).describe('Largest `limit` a list request may ask for; a larger one is refused with 422'),
-};
-
-/** The page limits a service's parsed configuration sets. */
+/** The page limits a service's parsed configuration sets (@worklane/config's pagingSettings). */
 export const pageLimits = (config: { LIST_DEFAULT_LIMIT: number; LIST_MAX_LIMIT: number }): PageLimits => ({
   defaultLimit: Math.min(config.LIST_DEFAULT_LIMIT, config.LIST_MAX_LIMIT),
   maxLimit: config.LIST_MAX_LIMIT,

@@ -1,0 +1,26 @@
+import { z } from 'zod';
+
+/**
+ * Settings of the services that serve lists: how many rows a page holds by default and at most.
+ * Read by the paging of @worklane/http; kept here so a config schema never loads express.
+ */
+export const pagingSettings = {
+  LIST_DEFAULT_LIMIT: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(1_000)
+    .default(50)
+    .describe('Rows in a page of a list when the request gives no `limit` (capped at LIST_MAX_LIMIT)'),
+  LIST_MAX_LIMIT: z.coerce.number().int().min(1).max(1_000).default(200).describe('Largest `limit` a list request may ask for; a larger one is refused with 422'),
+};
+
+/** A per-team quota: how many of `what` one team may hold; one more is refused. */
+export const teamQuota = (defaultLimit: number, what: string) =>
+  z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(1_000_000)
+    .default(defaultLimit)
+    .describe(`${what} one team may hold; creating one more is refused (HTTP 409 \`quota_exceeded\`)`);

@@ -12,19 +12,19 @@
 //
 //   BENCH_RATE=200 BENCH_DURATION_S=20 BENCH_WARMUP_S=3 BENCH_BACKLOG=2500 npm run bench:delivery
 //   BENCH_JSON=1 ... also prints the figures as one JSON line at the end.
-import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import { Agent, request as httpRequest } from 'node:http';
-import { createServer } from 'node:https';
 import { createRequire } from 'node:module';
 import os from 'node:os';
-import path from 'node:path';
 
 import { startStack } from '../../dev/src/stack.mjs';
-import { SERVICE_NODE_OPTIONS, peakRssMb } from './process-stats.mjs';
-import { ensureNode24, say, sleep, turboBuild } from '../../dev/src/util.mjs';
+import { SERVICE_NODE_OPTIONS, cpuSeconds, infrastructurePids, machineCpuSeconds, peakRssMb, totalCpuSeconds } from './process-stats.mjs';
+import { makeCertificate, startReceiver } from './receiver.mjs';
+import { openLoop, percentile, waitUntil } from './stats.mjs';
+import { useProjectNode } from '../../dev/src/provision/index.mjs';
+import { say, turboBuild } from '../../dev/src/util.mjs';
 
-await ensureNode24();
+await useProjectNode();
 
 const require = createRequire(import.meta.url);
 
@@ -44,106 +44,6 @@ if (process.env.WORKLANE_SKIP_BUILD !== '1') {
 
 // Loaded after the build: these are compiled packages.
 const { api, bootstrapTeam, startSystem } = require('@worklane/testing');
-
-/** A self-signed certificate for localhost, made with the openssl CLI. */
-function makeCertificate() {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'wl-bench-cert-'));
-  const certPath = path.join(dir, 'cert.pem');
-  const keyPath = path.join(dir, 'key.pem');
-  execFileSync('openssl', [
-    'req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', keyPath, '-out', certPath,
-    '-days', '2', '-subj', '/CN=localhost', '-addext', 'subjectAltName=DNS:localhost,IP:127.0.0.1', '-addext', 'basicConstraints=critical,CA:TRUE',
-  ], { stdio: 'pipe' });
-  return { dir, certPath, cert: fs.readFileSync(certPath), key: fs.readFileSync(keyPath) };
-}
-
-/** The receiver: answers 204 at once and notes when each delivery first arrived. */
-function startReceiver(certificate) {
-  const firstReceipt = new Map(); // delivery id -> { receivedAt, createdAt }
-  let requests = 0;
-  const server = createServer({ cert: certificate.cert, key: certificate.key, keepAliveTimeout: 30_000 }, (req, res) => {
-    const chunks = [];
-    req.on('data', (chunk) => chunks.push(chunk));
-    req.on('end', () => {
-      const receivedAt = Date.now();
-      requests += 1;
-      res.writeHead(204).end();
-      const deliveryId = req.headers['x-webhook-delivery'];
-      if (firstReceipt.has(deliveryId)) return;
-      const { created_at: createdAt } = JSON.parse(Buffer.concat(chunks).toString('utf8'));
-      firstReceipt.set(deliveryId, { receivedAt, createdAt: Date.parse(createdAt) });
-    });
-  });
-  return new Promise((resolve) => {
-    server.listen(0, '127.0.0.1', () =>
-      resolve({
-        url: (hookPath) => `https://localhost:${server.address().port}${hookPath}`,
-        firstReceipt,
-        get requests() {
-          return requests;
-        },
-        close: () => {
-          server.closeAllConnections();
-          return new Promise((done) => server.close(() => done()));
-        },
-      }),
-    );
-  });
-}
-
-
-/** CPU seconds (user + system) a process has used so far. */
-function cpuSeconds(pid) {
-  const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / 100;
-}
-
-/** Pids of the PostgreSQL server (postmaster and backends) and nats-server of the bench stack. */
-function infrastructurePids(stackDir) {
-  const postmaster = Number(fs.readFileSync(path.join(stackDir, 'pg', 'data', 'postmaster.pid'), 'utf8').split('\n')[0]);
-  const postgres = [postmaster];
-  const nats = [];
-  for (const entry of fs.readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = fs.readFileSync(`/proc/${entry}/stat`, 'utf8');
-      const parent = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      if (parent === postmaster) postgres.push(Number(entry));
-      else if (fs.readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes(`${stackDir}/nats`)) nats.push(Number(entry));
-    } catch {
-      // gone
-    }
-  }
-  return { postgres, nats };
-}
-
-const totalCpuSeconds = (pids) => pids.reduce((sum, pid) => {
-  try {
-    return sum + cpuSeconds(pid);
-  } catch {
-    return sum;
-  }
-}, 0);
-
-/** Busy and total CPU seconds of the whole machine (every process, the other work on it included). */
-function machineCpuSeconds() {
-  const [, ...fields] = fs.readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/);
-  const ticks = fields.map(Number);
-  const idle = (ticks[3] ?? 0) + (ticks[4] ?? 0);
-  const total = ticks.slice(0, 8).reduce((sum, value) => sum + value, 0);
-  return { busy: (total - idle) / 100, total: total / 100 };
-}
-
-const percentile = (sorted, p) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
-
-async function waitUntil(check, timeoutMs, what, progress = () => '') {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what} ${progress()}`);
-    await sleep(50);
-  }
-}
 
 const stack = await startStack({ name: 'bench-delivery', fast: true, fresh: true });
 process.env.DATABASE_URL = stack.databaseUrl;
@@ -209,20 +109,7 @@ try {
   };
 
   /** Open loop: issues are sent on schedule whether or not earlier ones have been answered. */
-  async function createAtRate(rate, seconds) {
-    const started = performance.now();
-    const total = Math.round(rate * seconds);
-    const inFlight = new Set();
-    for (let scheduled = 0; scheduled < total; ) {
-      const due = Math.min(total, Math.floor(((performance.now() - started) / 1000) * rate) + 1);
-      for (; scheduled < due; scheduled++) {
-        const request = createIssue().finally(() => inFlight.delete(request));
-        inFlight.add(request);
-      }
-      await sleep(2);
-    }
-    await Promise.all(inFlight);
-  }
+  const createAtRate = (rate, seconds) => openLoop(rate, seconds, createIssue);
 
   // 1. Latency at a fixed rate.
   if (WARMUP_S > 0) {

@@ -26,9 +26,10 @@ import autocannon from 'autocannon';
 
 import { startStack } from '../../dev/src/stack.mjs';
 import { SERVICE_NODE_OPTIONS, peakRssMb as peakRssOf } from './process-stats.mjs';
-import { ensureNode24, say, turboBuild } from '../../dev/src/util.mjs';
+import { useProjectNode } from '../../dev/src/provision/index.mjs';
+import { say, turboBuild } from '../../dev/src/util.mjs';
 
-await ensureNode24();
+await useProjectNode();
 
 const require = createRequire(import.meta.url);
 
@@ -47,7 +48,7 @@ if (process.env.WORKLANE_SKIP_BUILD !== '1') {
 }
 
 // Loaded after the build: these are compiled packages.
-const { api, bootstrapTeam, startSystem } = require('@worklane/testing');
+const { api, bootstrapTeam, signerOf, startSystem } = require('@worklane/testing');
 const { signIdentity } = require('@worklane/http');
 
 const stack = await startStack({ name: 'bench', fast: true });
@@ -89,7 +90,8 @@ try {
   const createPaths = { direct: await organization('Bench direct'), gateway: await organization('Bench gateway') };
 
   const identity = { teamId: team.team_id, userId: team.user_id, tokenId: team.token_id };
-  const key = system.keys.identitySigningKey;
+  // The gateway's own private key, as only the gateway (and this benchmark's direct target) holds it.
+  const key = signerOf(system.keys.signing, 'gateway');
   const targets = {
     // Signed per request, as the gateway does, so the identity is always fresh.
     direct: { url: system.urls.project, headers: (method, path) => signIdentity(key, method, path, identity) },

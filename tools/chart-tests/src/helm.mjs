@@ -1,4 +1,4 @@
-// Runs the real helm binary: HELM_BIN, else <repo>/.cache/bin/helm (tools/ci/install-tools.sh), else PATH.
+// Runs the real helm binary: HELM_BIN (set by `npm test`, which provisions helm), else <repo>/.cache/bin/helm, else PATH.
 import { spawnSync } from 'node:child_process';
 import { accessSync, constants, readdirSync } from 'node:fs';
 import path from 'node:path';
@@ -22,8 +22,8 @@ export function findHelm() {
   const found = candidates.find(executable);
   if (!found) {
     throw new Error(
-      'helm not found: set HELM_BIN, run `bash tools/ci/install-tools.sh` (installs .cache/bin/helm), ' +
-        'or `GOBIN=$PWD/.cache/bin go install helm.sh/helm/v3/cmd/helm@v3.19.0` from the repository root',
+      'helm not found: run the chart tests through `npm test -- --filter=@worklane/chart-tests`, which ' +
+        'provisions it into .cache/bin, or set HELM_BIN',
     );
   }
   return found;

@@ -7,11 +7,11 @@ import path from 'node:path';
 
 import { removeRuntimeFile, writeRuntimeFile } from '../src/env-file.mjs';
 import { loadDevKeys, loadWiring, mainFile } from '../src/services.mjs';
+import { provision, useProjectNode } from '../src/provision/index.mjs';
 import { startStack, worklaneDir } from '../src/stack.mjs';
 import { Supervisor, httpStatus } from '../src/supervisor.mjs';
 import {
   UserError,
-  ensureNode24,
   formatMs,
   isPortFree,
   repoRoot,
@@ -21,7 +21,7 @@ import {
   turboBuild,
 } from '../src/util.mjs';
 
-await ensureNode24();
+await useProjectNode();
 
 const START_TIMEOUT_MS = Number(process.env.WORKLANE_START_TIMEOUT_MS || 180_000);
 const STOP_TIMEOUT_MS = Number(process.env.WORKLANE_STOP_TIMEOUT_MS || 30_000);
@@ -83,9 +83,12 @@ async function main() {
     throw new UserError(`GATEWAY_PORT must be a port number, got ${JSON.stringify(process.env.GATEWAY_PORT)}`);
   }
 
-  say('building (turbo run build)...');
+  say('provisioning PostgreSQL and nats-server and building (turbo run build)...');
+  const toolsReady = provision(['postgres', 'natsServer']);
+  toolsReady.catch(() => undefined);
   const buildStarted = Date.now();
   const buildCode = await turboBuild();
+  await toolsReady;
   if (shutdownPromise) return;
   if (buildCode !== 0) {
     say(`the build failed (exit ${buildCode}); nothing was started.`);
@@ -184,7 +187,7 @@ async function main() {
     projectGrpcAddr: envs.gateway.PROJECT_GRPC_ADDR,
     webhookGrpcAddr: envs.gateway.WEBHOOK_GRPC_ADDR,
     gatewayUrl,
-    identitySigningKey: keys.identitySigningKey,
+    cliPrivateKey: keys.signing.cli.privateKey,
   });
 
   const bold = (s) => (process.stdout.isTTY ? `\x1b[1m${s}\x1b[0m` : s);

@@ -9,17 +9,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
 
-import {
-  cacheBinDir,
-  ensureNatsServerBinary,
-  removeStackDir,
-  stackInUse,
-  startStack,
-  worklaneDir,
-} from '../src/stack.mjs';
+import { provision, toolVariables, useProjectNode } from '../src/provision/index.mjs';
+import { removeStackDir, stackInUse, startStack, worklaneDir } from '../src/stack.mjs';
 import {
   UserError,
-  ensureNode24,
   formatMs,
   repoRoot,
   say,
@@ -28,10 +21,12 @@ import {
   toolEnv,
   turboBuild,
   waitForExit,
-  which,
 } from '../src/util.mjs';
 
-await ensureNode24();
+await useProjectNode();
+
+/** Every external tool some test runs: provisioned before the tests, never skipped for. */
+const TEST_TOOLS = ['postgres', 'natsServer', 'helm', 'chromium'];
 
 const argv = process.argv.slice(2);
 const separator = argv.indexOf('--');
@@ -138,15 +133,20 @@ async function main() {
   const started = Date.now();
   // WORKLANE_SKIP_BUILD=1 skips the build (when iterating on tests of an already built tree).
   const skipBuild = ['1', 'true'].includes(process.env.WORKLANE_SKIP_BUILD ?? '');
-  if (!skipBuild) say('building (turbo run build)...');
+  // Tools (downloads, apt, go builds) and the TypeScript build run side by side.
+  say(`provisioning ${TEST_TOOLS.join(', ')}${skipBuild ? '' : ' and building (turbo run build)'}...`);
+  const toolsReady = provision(TEST_TOOLS);
+  toolsReady.catch(() => undefined);
+  const buildStarted = Date.now();
   const buildCode = skipBuild ? 0 : await turboBuild();
+  if (!skipBuild) say(`build done in ${formatMs(Date.now() - buildStarted)} (exit ${buildCode})`);
+  const tools = await toolsReady;
   if (interrupted) return finish(130);
   if (buildCode !== 0) {
     say(`the build failed (exit ${buildCode}); no test was run.`);
     return finish(buildCode || 1);
   }
 
-  const natsServerBin = await ensureNatsServerBinary();
   // Another `npm test` in this checkout holds .worklane/test: use a stack of our own.
   let stackName = 'test';
   if (stackInUse(path.join(worklaneDir, 'test'))) {
@@ -157,7 +157,9 @@ async function main() {
     const dir = path.join(worklaneDir, entry);
     if (/^test-\d+$/.test(entry) && entry !== stackName && !stackInUse(dir)) await removeStackDir(dir);
   }
+  const stackStarted = Date.now();
   stack = await startStack({ name: stackName, fast: true, fresh: true, handleSignals: false });
+  say(`test stack started in ${formatMs(Date.now() - stackStarted)}`);
   if (stackName !== 'test') ownStackDir = stack.dir;
   if (interrupted) return finish(130);
   say(`test stack: ${stack.databaseUrl} ${stack.natsUrl}${stack.postgres || stack.nats ? '' : ' (from the environment)'}`);
@@ -165,19 +167,10 @@ async function main() {
   const resultsDir = path.join(stack.dir, 'jest-results');
   fs.rmSync(resultsDir, { recursive: true, force: true });
   fs.mkdirSync(resultsDir, { recursive: true });
-  const extra = {};
-  const chromium = process.env.WORKLANE_CHROMIUM_BIN || which('chromium') || which('chromium-browser') || which('google-chrome');
-  if (chromium) extra.WORKLANE_CHROMIUM_BIN = chromium;
-  const helm = process.env.HELM_BIN || (fs.existsSync(path.join(cacheBinDir, 'helm')) ? path.join(cacheBinDir, 'helm') : null);
-  if (helm) {
-    extra.HELM_BIN = helm;
-    extra.WORKLANE_HELM_BIN = helm;
-  }
   const env = toolEnv({
-    ...extra,
+    ...toolVariables(tools),
     DATABASE_URL: stack.databaseUrl,
     NATS_URL: stack.natsUrl,
-    WORKLANE_NATS_SERVER_BIN: natsServerBin,
     WORKLANE_REPO_ROOT: repoRoot,
     WORKLANE_JEST_RESULTS_DIR: resultsDir,
   });

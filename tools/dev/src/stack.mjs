@@ -1,17 +1,19 @@
-// Local infrastructure for `npm start` and `npm test`: a PostgreSQL server from the machine's
-// binaries and a JetStream-enabled nats-server, each with its data under <repo>/.worklane/<name>/.
+// Local infrastructure for `npm start` and `npm test`: a PostgreSQL server and a JetStream-enabled
+// nats-server, each with its data under <repo>/.worklane/<name>/. The binaries come from the one
+// provisioning path, ./provision/.
 //
 // Exports:
-//   ensurePostgresBinaries()            -> {binDir, initdb, pgCtl, postgres}
-//   ensureNatsServerBinary()            -> absolute path of nats-server
 //   startPostgres({dir, port?, fast?})  -> {url, port, dataDir, stop()}
 //   startNats({dir, port?})             -> {url, port, stop(), restart()}
 //   startStack({name, fast?, fresh?, handleSignals?}) -> {databaseUrl, natsUrl, dir, stop()}
 import { spawn, spawnSync } from 'node:child_process';
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
+import { ensurePostgres } from './provision/postgres.mjs';
+import { GO_TOOLS, ensureGoTool } from './provision/go-tools.mjs';
 import {
   UserError,
   freePort,
@@ -28,91 +30,9 @@ import {
   which,
 } from './util.mjs';
 
-export const NATS_SERVER_MODULE = 'github.com/nats-io/nats-server/v2';
-export const NATS_SERVER_VERSION = 'v2.11.9';
-export const cacheBinDir = path.join(repoRoot, '.cache', 'bin');
 export const worklaneDir = path.join(repoRoot, '.worklane');
 
 const isRoot = typeof process.getuid === 'function' && process.getuid() === 0;
-
-// ---------------------------------------------------------------------------------------------
-// PostgreSQL binaries
-// ---------------------------------------------------------------------------------------------
-
-function pgBinDirCandidates() {
-  const dirs = [];
-  const onPath = which('pg_ctl');
-  if (onPath) dirs.push(path.dirname(fs.realpathSync(onPath)), path.dirname(onPath));
-  try {
-    const versions = fs
-      .readdirSync('/usr/lib/postgresql')
-      .filter((v) => /^\d+(\.\d+)?$/.test(v))
-      .sort((a, b) => Number(b) - Number(a));
-    for (const v of versions) dirs.push(path.join('/usr/lib/postgresql', v, 'bin'));
-  } catch {
-    // no Debian-style installation
-  }
-  return dirs;
-}
-
-function findPgBinDir() {
-  for (const dir of pgBinDirCandidates()) {
-    if (['initdb', 'pg_ctl', 'postgres'].every((b) => isExecutable(path.join(dir, b)))) return dir;
-  }
-  return null;
-}
-
-function isExecutable(file) {
-  try {
-    fs.accessSync(file, fs.constants.X_OK);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-/**
- * Finds initdb/pg_ctl/postgres (PATH, then /usr/lib/postgresql/<version>/bin). When they are
- * missing and we are root with apt-get, installs Debian's `postgresql`; otherwise throws a
- * UserError saying what to install.
- */
-export async function ensurePostgresBinaries() {
-  let binDir = findPgBinDir();
-  if (!binDir) {
-    if (isRoot && which('apt-get')) {
-      say('PostgreSQL server binaries not found: installing Debian package `postgresql` (apt-get)...');
-      await aptInstall(['postgresql']);
-      binDir = findPgBinDir();
-    }
-    if (!binDir) {
-      throw new UserError(
-        'PostgreSQL server binaries (initdb, pg_ctl, postgres) were not found on PATH or under ' +
-          '/usr/lib/postgresql/*/bin.\nInstall them, e.g. `sudo apt-get install -y postgresql` (Debian/Ubuntu), ' +
-          '`brew install postgresql@16` (macOS), or point DATABASE_URL at an existing server.',
-      );
-    }
-  }
-  return {
-    binDir,
-    initdb: path.join(binDir, 'initdb'),
-    pgCtl: path.join(binDir, 'pg_ctl'),
-    postgres: path.join(binDir, 'postgres'),
-  };
-}
-
-/** apt-get install without starting any system service (policy-rc.d says no while it runs). */
-async function aptInstall(packages) {
-  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
-  const policy = '/usr/sbin/policy-rc.d';
-  const addedPolicy = !fs.existsSync(policy);
-  if (addedPolicy) fs.writeFileSync(policy, '#!/bin/sh\nexit 101\n', { mode: 0o755 });
-  try {
-    await runChecked('apt-get', ['update', '-qq'], { env });
-    await runChecked('apt-get', ['install', '-y', '-qq', '--no-install-recommends', ...packages], { env });
-  } finally {
-    if (addedPolicy) fs.rmSync(policy, { force: true });
-  }
-}
 
 // ---------------------------------------------------------------------------------------------
 // The unprivileged user that runs PostgreSQL when we are root
@@ -216,6 +136,46 @@ async function clearStalePostmaster(dataDir, pgCtl, user) {
   }
 }
 
+/** Can user enter and write dir (which exists)? */
+function userReaches(dir, user) {
+  const probe = spawnSync('sh', ['-c', 'test -w "$0" && test -x "$0"', dir], asUser(user, { stdio: 'ignore', cwd: '/' }));
+  return probe.status === 0;
+}
+
+const RELOCATED_ROOT = '/var/tmp/worklane-pg';
+
+/** Where the files of the server meant for `dir` go when its user cannot reach `dir`. */
+export function relocatedPostgresDir(dir) {
+  const key = crypto.createHash('sha256').update(path.resolve(dir)).digest('hex').slice(0, 16);
+  return path.join(RELOCATED_ROOT, key);
+}
+
+/**
+ * The directory that holds a server's files. As root, PostgreSQL runs as an unprivileged user
+ * (it refuses root), and that user must reach its files: they stay in `dir` when every parent
+ * directory lets it through; when the clone sits where only its owner may enter (root's home, a
+ * mktemp -d), they go to /var/tmp/worklane-pg/<hash of dir>, owned by that user, with one line
+ * saying so.
+ */
+function postgresHome(dir, user) {
+  fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+  if (!user) return dir;
+  chownTree(dir, user);
+  if (userReaches(dir, user)) return dir;
+  fs.rmSync(dir, { recursive: true, force: true });
+  fs.mkdirSync(RELOCATED_ROOT, { recursive: true, mode: 0o711 });
+  const root = fs.lstatSync(RELOCATED_ROOT);
+  if (!root.isDirectory() || root.uid !== 0 || (root.mode & 0o022) !== 0) {
+    throw new UserError(`${RELOCATED_ROOT} must be a directory owned by root and writable only by it; remove it and run again.`);
+  }
+  const home = relocatedPostgresDir(dir);
+  fs.mkdirSync(home, { recursive: true, mode: 0o700 });
+  chownTree(home, user);
+  if (!userReaches(home, user)) throw new UserError(`${user.name} cannot reach ${home}: set DATABASE_URL to a server of your own.`);
+  say(`${user.name} (PostgreSQL's user) cannot enter the directories above ${path.relative(repoRoot, dir)}: its files are in ${home}`);
+  return home;
+}
+
 function confQuote(value) {
   return `'${String(value).replace(/\\/g, '\\\\').replace(/'/g, "''")}'`;
 }
@@ -229,21 +189,11 @@ function confQuote(value) {
 export async function startPostgres({ dir, port, fast = false } = {}) {
   if (!dir) throw new Error('startPostgres: dir is required');
   dir = path.resolve(dir);
-  const bins = await ensurePostgresBinaries();
+  const bins = await ensurePostgres();
   const user = postgresRunAs();
+  dir = postgresHome(dir, user);
   const dataDir = path.join(dir, 'data');
   const logFile = path.join(dir, 'postgres.log');
-  fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
-  chownTree(dir, user);
-  if (user) {
-    const probe = spawnSync('sh', ['-c', 'test -w "$0" && test -x "$0"', dir], asUser(user, { stdio: 'ignore', cwd: '/' }));
-    if (probe.status !== 0) {
-      throw new UserError(
-        `PostgreSQL runs as the unprivileged user ${user.name} (it refuses to run as root), but ${user.name} ` +
-          `cannot reach ${dir}.\nMake its parent directories traversable (chmod o+x on each), or set DATABASE_URL.`,
-      );
-    }
-  }
 
   await clearStalePostmaster(dataDir, bins.pgCtl, user);
 
@@ -357,35 +307,6 @@ export async function startPostgres({ dir, port, fast = false } = {}) {
 // NATS
 // ---------------------------------------------------------------------------------------------
 
-/**
- * Path of a nats-server binary: on PATH, at <repo>/.cache/bin/nats-server, or built there with
- * `go install` (about 80 s). Throws a UserError when none is found and go is missing.
- */
-export async function ensureNatsServerBinary() {
-  const fromEnv = process.env.WORKLANE_NATS_SERVER_BIN;
-  if (fromEnv && isExecutable(fromEnv)) return path.resolve(fromEnv);
-  const onPath = which('nats-server');
-  if (onPath) return onPath;
-  const cached = path.join(cacheBinDir, 'nats-server');
-  if (isExecutable(cached)) return cached;
-  const go = which('go', ['/usr/local/go/bin', path.join(os.homedir(), 'go', 'bin')]);
-  if (!go) {
-    throw new UserError(
-      'nats-server was not found on PATH or in .cache/bin, and Go is not installed to build it.\n' +
-        `Install Go (https://go.dev/doc/install; Debian: apt-get install -y golang-go) and run again, or run\n` +
-        `  GOBIN=${cacheBinDir} go install ${NATS_SERVER_MODULE}@${NATS_SERVER_VERSION}\n` +
-        'or install nats-server on PATH, or set NATS_URL to a server with JetStream.',
-    );
-  }
-  say(`building nats-server ${NATS_SERVER_VERSION} into .cache/bin with go install (about 80 s, once)...`);
-  fs.mkdirSync(cacheBinDir, { recursive: true });
-  await runChecked(go, ['install', `${NATS_SERVER_MODULE}@${NATS_SERVER_VERSION}`], {
-    env: { ...process.env, GOBIN: cacheBinDir, GOFLAGS: '-trimpath' },
-  });
-  if (!isExecutable(cached)) throw new Error(`go install finished but ${cached} is missing`);
-  return cached;
-}
-
 async function clearStaleNats(pidFile, storeDir) {
   const pid = readPid(pidFile);
   if (pid === null) return;
@@ -417,7 +338,7 @@ async function clearStaleNats(pidFile, storeDir) {
 export async function startNats({ dir, port, bin } = {}) {
   if (!dir) throw new Error('startNats: dir is required');
   dir = path.resolve(dir);
-  bin ??= await ensureNatsServerBinary();
+  bin ??= (await ensureGoTool(GO_TOOLS.natsServer)).bin;
   const storeDir = path.join(dir, 'jetstream');
   const pidFile = path.join(dir, 'nats.pid');
   const logFile = path.join(dir, 'nats.log');
@@ -511,12 +432,16 @@ export async function startNats({ dir, port, bin } = {}) {
 export async function removeStackDir(dir) {
   if (!fs.existsSync(dir)) return;
   clearStackLock(path.join(dir, 'stack.pid'));
-  const pgData = path.join(dir, 'pg', 'data');
-  if (fs.existsSync(path.join(pgData, 'postmaster.pid'))) {
-    const bins = await ensurePostgresBinaries();
-    await clearStalePostmaster(pgData, bins.pgCtl, postgresRunAs());
+  const pgDirs = [path.join(dir, 'pg'), relocatedPostgresDir(path.join(dir, 'pg'))];
+  for (const pgDir of pgDirs) {
+    const pgData = path.join(pgDir, 'data');
+    if (fs.existsSync(path.join(pgData, 'postmaster.pid'))) {
+      const bins = await ensurePostgres();
+      await clearStalePostmaster(pgData, bins.pgCtl, postgresRunAs());
+    }
   }
   await clearStaleNats(path.join(dir, 'nats', 'nats.pid'), path.join(dir, 'nats', 'jetstream'));
+  for (const pgDir of pgDirs) fs.rmSync(pgDir, { recursive: true, force: true });
   fs.rmSync(dir, { recursive: true, force: true });
 }
 

@@ -2,6 +2,7 @@
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
+import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -61,9 +62,9 @@ export function processArgs(pid) {
   }
 }
 
-/** Finds an executable by name on PATH. */
-export function which(name, extraDirs = []) {
-  const dirs = [...(process.env.PATH ?? '').split(path.delimiter), ...extraDirs].filter(Boolean);
+/** Finds an executable by name on PATH (env's), then in extraDirs. */
+export function which(name, extraDirs = [], env = process.env) {
+  const dirs = [...(env.PATH ?? '').split(path.delimiter), ...extraDirs].filter(Boolean);
   for (const dir of dirs) {
     const candidate = path.join(dir, name);
     try {
@@ -172,41 +173,6 @@ export function say(message) {
   process.stderr.write(`[worklane] ${message}\n`);
 }
 
-/**
- * Re-executes the current script with the repository's Node 24 (the `node` devDependency) when the
- * running Node is older. Returns only when the running Node is recent enough.
- */
-export async function ensureNode24() {
-  const major = Number(process.versions.node.split('.')[0]);
-  if (major >= 24) return;
-  const node24 = path.join(repoRoot, 'node_modules', '.bin', 'node');
-  if (!fs.existsSync(node24)) {
-    say(`Node ${process.versions.node} is too old (24 needed) and ${node24} is missing: run \`npm ci\` first.`);
-    process.exit(1);
-  }
-  const binDir = path.join(repoRoot, 'node_modules', '.bin');
-  const env = { ...process.env, PATH: `${binDir}${path.delimiter}${process.env.PATH ?? ''}` };
-  const child = spawn(node24, [...process.execArgv, process.argv[1], ...process.argv.slice(2)], {
-    stdio: 'inherit',
-    env,
-  });
-  for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
-    process.on(sig, () => {
-      try {
-        child.kill(sig);
-      } catch {
-        // gone
-      }
-    });
-  }
-  child.on('error', (err) => {
-    say(`could not start ${node24}: ${err.message}`);
-    process.exit(1);
-  });
-  const { code, signal } = await waitForExit(child);
-  process.exit(code ?? (signal ? 128 + (signalNumber(signal) ?? 1) : 1));
-}
-
 export function signalNumber(signal) {
   return { SIGHUP: 1, SIGINT: 2, SIGKILL: 9, SIGTERM: 15 }[signal];
 }
@@ -251,9 +217,17 @@ export function signalTools(signal = 'SIGTERM') {
   }
 }
 
+/**
+ * turbo's build cache, per machine rather than per clone (${XDG_CACHE_HOME:-~/.cache}/worklane/turbo),
+ * so that a fresh clone whose sources match an earlier build restores it; TURBO_CACHE_DIR overrides.
+ */
+export function turboCacheDir(env = process.env) {
+  return env.TURBO_CACHE_DIR || path.join(env.XDG_CACHE_HOME || path.join(os.homedir(), '.cache'), 'worklane', 'turbo');
+}
+
 /** Runs `turbo run build` with inherited output; resolves its exit code. */
 export async function turboBuild(extraArgs = []) {
-  const child = spawnTurbo(['run', 'build', ...extraArgs]);
+  const child = spawnTurbo(['run', 'build', `--cache-dir=${turboCacheDir()}`, ...extraArgs]);
   const { code, signal } = await waitForExit(child);
   return code ?? (signal ? 1 : 0);
 }

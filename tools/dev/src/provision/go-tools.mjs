@@ -1,0 +1,107 @@
+// Tools built from the Go module proxy: nats-server and helm. Each is taken, in this order, from
+// its override variable, from PATH, from <repo>/.cache/bin, from the user's cache (built by an
+// earlier clone on this machine), or built with `go install` into .cache/bin. A binary older than
+// the minimum is skipped with one line saying so; one in .cache/bin is used only at the pinned version.
+import os from 'node:os';
+import path from 'node:path';
+
+import { UserError, runChecked, say, which } from '../util.mjs';
+import { cacheBinDir, fromUserCache, isExecutable, toUserCache } from './cache.mjs';
+import { TOOLS } from './versions.mjs';
+import { atLeast, formatVersion, parseVersion, probeVersion } from './version.mjs';
+
+export const GO_TOOLS = {
+  natsServer: {
+    name: 'nats-server',
+    override: 'WORKLANE_NATS_SERVER_BIN',
+    versionArgs: ['--version'],
+    ...TOOLS.natsServer,
+    ldflags: () => '',
+  },
+  helm: {
+    name: 'helm',
+    override: 'HELM_BIN',
+    versionArgs: ['version', '--short'],
+    ...TOOLS.helm,
+    // A plain `go install` of helm reports only major.minor: stamp the full version in.
+    ldflags: (version) => `-X helm.sh/helm/v3/internal/version.version=v${version}`,
+  },
+};
+
+/** A binary that is not the project's (override or PATH), if it is recent enough; else null, logged. */
+function acceptInstalled(tool, bin, where, env) {
+  const version = probeVersion(bin, tool.versionArgs, env);
+  if (atLeast(version, tool.minimum)) return { bin, version: formatVersion(version), from: where };
+  say(
+    `${tool.name} ${formatVersion(version)} at ${bin} (${where}) is older than the ${tool.minimum} Worklane needs: ` +
+      `skipping it, using the pinned ${tool.pinned}`,
+  );
+  return null;
+}
+
+/** Where the tool would be taken from without building it; null when it must be built. */
+export function findGoTool(tool, env = process.env) {
+  const override = env[tool.override];
+  if (override && isExecutable(override)) {
+    const accepted = acceptInstalled(tool, path.resolve(override), tool.override, env);
+    if (accepted) return accepted;
+  }
+  const onPath = which(tool.name, [], env);
+  if (onPath && path.dirname(onPath) !== cacheBinDir) {
+    const accepted = acceptInstalled(tool, onPath, 'PATH', env);
+    if (accepted) return accepted;
+  }
+  const cached = path.join(cacheBinDir, tool.name);
+  const isPinned = (bin) => {
+    const v = probeVersion(bin, tool.versionArgs, env);
+    return v !== null && formatVersion(v) === formatVersion(parseVersion(tool.pinned));
+  };
+  if (isExecutable(cached) && isPinned(cached)) return { bin: cached, version: tool.pinned, from: '.cache/bin' };
+  const copied = fromUserCache(tool.name, tool.pinned);
+  if (copied && isPinned(copied)) return { bin: copied, version: tool.pinned, from: 'the user cache' };
+  return null;
+}
+
+function findGo(env) {
+  const go = which('go', ['/usr/local/go/bin', path.join(os.homedir(), 'go', 'bin')], env);
+  if (!go) return null;
+  return atLeast(probeVersion(go, ['version'], env), TOOLS.go.minimum) ? go : null;
+}
+
+/** Builds the pinned version into .cache/bin with go install; returns its path. */
+export async function buildGoTool(tool, env = process.env) {
+  const go = findGo(env);
+  if (!go) {
+    throw new UserError(
+      `${tool.name} ${tool.minimum}+ was not found, and Go ${TOOLS.go.minimum}+ is not installed to build it.\n` +
+        'Install Go (https://go.dev/doc/install; Debian: `sudo apt-get install -y golang-go`) and run again, ' +
+        `or put ${tool.name} ${tool.minimum}+ on PATH.`,
+    );
+  }
+  const args = ['install', '-trimpath'];
+  const ldflags = tool.ldflags(tool.pinned);
+  if (ldflags) args.push(`-ldflags=${ldflags}`);
+  args.push(`${tool.module}@v${tool.pinned}`);
+  await runChecked(go, args, { env: { ...env, GOBIN: cacheBinDir } });
+  const bin = path.join(cacheBinDir, tool.name);
+  if (!isExecutable(bin)) throw new Error(`go install finished but ${bin} is missing`);
+  toUserCache(tool.name, tool.pinned);
+  return bin;
+}
+
+const ensured = new Map();
+
+/** {bin, version, from}: found, or built (about 1 to 3 minutes, once per machine); once per process. */
+export function ensureGoTool(tool) {
+  if (!ensured.has(tool.name)) {
+    const result = (async () => {
+      const found = findGoTool(tool);
+      if (found) return found;
+      say(`building ${tool.name} ${tool.pinned} into .cache/bin (go install, once per machine)`);
+      return { bin: await buildGoTool(tool), version: tool.pinned, from: 'go install' };
+    })();
+    ensured.set(tool.name, result);
+    result.catch(() => ensured.delete(tool.name));
+  }
+  return ensured.get(tool.name);
+}

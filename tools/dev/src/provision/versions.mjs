@@ -1,0 +1,23 @@
+// The external tools Worklane's scripts run, the version each is pinned to when the scripts
+// provision it, and the oldest version accepted when one is already installed. One table: the
+// README's "Requirements" section states the same minimums, and tools/dev/test checks it does.
+
+export const TOOLS = {
+  /** The Node major that the images run (tools/images/Dockerfile.template: node:24-slim). */
+  node: { pinned: '24.21.0', major: 24 },
+  /** nats-server: the delivery consumer's filter_subjects needs 2.10. */
+  natsServer: {
+    pinned: '2.11.9',
+    minimum: '2.10.0',
+    module: 'github.com/nats-io/nats-server/v2',
+    source: 'go install from the Go module proxy',
+  },
+  /** helm: the chart tests render charts/worklane (apiVersion v2, values.schema.json draft 7). */
+  helm: { pinned: '3.19.0', minimum: '3.14.0', module: 'helm.sh/helm/v3/cmd/helm', source: 'go install from the Go module proxy' },
+  /** PostgreSQL server binaries (initdb, pg_ctl, postgres): Debian 12's 15 and newer. */
+  postgres: { minimum: '15.0', aptPackage: 'postgresql' },
+  /** Chromium for the console's browser tests, driven by playwright-core. */
+  chromium: { minimum: '120.0', aptPackage: 'chromium' },
+  /** Go builds nats-server and helm; an older go fetches the toolchain their go.mod asks for. */
+  go: { minimum: '1.21.0' },
+};

@@ -1,0 +1,39 @@
+// Small figures helpers shared by the benchmarks.
+import { sleep } from '../../dev/src/util.mjs';
+
+/** The p-th percentile (0-100) of an ascending array; NaN when empty. */
+export const percentile = (sorted, p) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
+
+/** Polls `check` every 50 ms until it is true; throws after timeoutMs, naming `what` and `progress()`. */
+export async function waitUntil(check, timeoutMs, what, progress = () => '') {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what} ${progress()}`);
+    await sleep(50);
+  }
+}
+
+/**
+ * Open loop: calls `send(i, intendedAt)` `rate` times a second for `seconds`, on schedule whether
+ * or not earlier calls have finished (intendedAt is the Date.now() time call i was due). Resolves
+ * once the schedule has run out and every call has settled. `shouldStop()` ends it early.
+ */
+export async function openLoop(rate, seconds, send, { shouldStop = () => false } = {}) {
+  const started = performance.now();
+  const startedAt = Date.now();
+  const total = Math.round(rate * seconds);
+  const inFlight = new Set();
+  for (let scheduled = 0; scheduled < total && !shouldStop(); ) {
+    const due = Math.min(total, Math.floor(((performance.now() - started) / 1000) * rate) + 1);
+    for (; scheduled < due; scheduled++) {
+      const i = scheduled;
+      const call = Promise.resolve()
+        .then(() => send(i, startedAt + (i / rate) * 1000))
+        .catch(() => undefined)
+        .finally(() => inFlight.delete(call));
+      inFlight.add(call);
+    }
+    await sleep(2);
+  }
+  await Promise.all(inFlight);
+}

@@ -1,0 +1,478 @@
+#!/usr/bin/env node
+// `npm run bench:isolation`: can one team slow down another? Starts PostgreSQL and NATS (tools/dev),
+// every service but the console with the chart's heap limits and the gateway's default rate limit,
+// and two teams:
+//   - the victim sends issue creates and updates through the gateway at a steady rate (open loop,
+//     50/s) to one webhook on a healthy local HTTPS receiver;
+//   - the hostile team has webhooks on endpoints that accept TCP and never answer and on endpoints
+//     that answer only after 5 s, each on its own port.
+// Phase 1: the victim alone. Phase 2: the same, while the hostile team fires issue events at 200/s
+// (spread over several tokens, so the per-token rate limit is not all that stops it; its 429s are
+// counted), sends bodies the edge must refuse (over 1 MiB, U+0000, a 400 KB invalid array,
+// text/plain, an over-long field) and pages through its largest lists. Then a bounded grace time
+// for the victim's stragglers.
+//
+// The victim's latency is measured from each event's commit (the created_at of the webhook body:
+// the issue's created_at or updated_at) to its receipt, and also from the time the request was due.
+// Prints it alone and under attack, the victim's events lost (never received) or received only
+// after the attack, every service's peak RSS against the memory limit the chart gives it
+// (charts/worklane/values.yaml), CPU per process and the services' queue gauges for each phase, and
+// ends with one JSON line. Targets (reported, not asserted): the victim's p99 under attack <= 1.5x
+// its p99 alone, nothing lost, every service below its memory limit.
+//
+//   BENCH_ALONE_S=30 BENCH_ATTACK_S=60 BENCH_GRACE_S=30 BENCH_WARMUP_S=5 npm run bench:isolation
+//   BENCH_VICTIM_RATE=50 BENCH_ATTACK_RATE=200 BENCH_ATTACK_TOKENS=4 BENCH_ABUSE_RATE=10
+//   BENCH_LIST_CLIENTS=4 BENCH_LIST_ISSUES=300 BENCH_LIST_DESCRIPTION_CHARS=60000
+//   BENCH_BLACKHOLE_WEBHOOKS=50 BENCH_SLOW_WEBHOOKS=50 BENCH_SLOW_DELAY_MS=5000
+import fs from 'node:fs';
+import { createRequire } from 'node:module';
+import os from 'node:os';
+import { Worker } from 'node:worker_threads';
+
+import { useProjectNode } from '../../dev/src/provision/index.mjs';
+import { startStack } from '../../dev/src/stack.mjs';
+import { say, sleep, turboBuild } from '../../dev/src/util.mjs';
+import { chartMemoryLimitsMiB } from './chart-limits.mjs';
+import { keepAliveAgent, send, tally } from './http-client.mjs';
+import { SERVICE_NODE_OPTIONS, cpuSeconds, infrastructurePids, machineCpuSeconds, peakRssMb } from './process-stats.mjs';
+import { makeCertificate, startReceiver } from './receiver.mjs';
+import { openLoop, percentile } from './stats.mjs';
+
+await useProjectNode();
+
+const require = createRequire(import.meta.url);
+
+const setting = (name, fallback) => {
+  const value = Number(process.env[name] || fallback);
+  if (!Number.isFinite(value) || value < 0) throw new Error(`${name} must be a non-negative number`);
+  return value;
+};
+const VICTIM_RATE = setting('BENCH_VICTIM_RATE', 50);
+const ATTACK_RATE = setting('BENCH_ATTACK_RATE', 200);
+const WARMUP_S = setting('BENCH_WARMUP_S', 5);
+const ALONE_S = setting('BENCH_ALONE_S', 30);
+const ATTACK_S = setting('BENCH_ATTACK_S', 60);
+const GRACE_S = setting('BENCH_GRACE_S', 30);
+const ATTACK_TOKENS = Math.max(1, setting('BENCH_ATTACK_TOKENS', 4));
+const ABUSE_RATE = setting('BENCH_ABUSE_RATE', 10);
+const LIST_CLIENTS = setting('BENCH_LIST_CLIENTS', 4);
+const LIST_ISSUES = setting('BENCH_LIST_ISSUES', 300);
+const LIST_DESCRIPTION_CHARS = setting('BENCH_LIST_DESCRIPTION_CHARS', 60_000);
+const BLACKHOLES = setting('BENCH_BLACKHOLE_WEBHOOKS', 50);
+const SLOW = setting('BENCH_SLOW_WEBHOOKS', 50);
+const SLOW_DELAY_MS = setting('BENCH_SLOW_DELAY_MS', 5_000);
+const TARGET_P99_RATIO = 1.5;
+const SERVICES = ['token', 'project', 'webhook', 'issue', 'delivery', 'gateway'];
+
+if (process.env.WORKLANE_SKIP_BUILD !== '1') {
+  say('building the services, the CLI and the test helpers (turbo, cached)...');
+  const filters = [...SERVICES, 'cli', 'testing'].map((name) => `--filter=@worklane/${name}...`);
+  const code = await turboBuild(filters);
+  if (code !== 0) process.exit(code);
+}
+
+// Loaded after the build: these are compiled packages.
+const { api, bootstrapTeam, createToken, startSystem } = require('@worklane/testing');
+
+const memoryLimits = chartMemoryLimitsMiB();
+const stack = await startStack({ name: 'bench-isolation', fast: true, fresh: true });
+process.env.DATABASE_URL = stack.databaseUrl;
+const certificate = makeCertificate();
+
+// The victim's events, by the number in their title ("B <n>"): when each was due, how the API
+// answered it, and when its delivery arrived.
+const victimSends = new Map(); // n -> { intendedAt, status }
+const receipts = new Map(); // n -> { receivedAt, createdAt }
+let warmupReceipts = 0;
+const receiver = await startReceiver(certificate, {
+  onDelivery(body, receivedAt) {
+    const title = body.issue?.title ?? '';
+    if (title.startsWith('B warm ')) warmupReceipts += 1;
+    const match = /^B (\d+)$/.exec(title);
+    if (match && !receipts.has(Number(match[1]))) receipts.set(Number(match[1]), { receivedAt, createdAt: Date.parse(body.created_at) });
+  },
+});
+
+let system;
+let endpoints;
+let attacker;
+let sampler;
+let exitCode = 0;
+
+/** Starts a worker thread and resolves with it once it posts { ready } (and that message). */
+function startWorker(file, workerData) {
+  const worker = new Worker(new URL(file, import.meta.url), { workerData });
+  return new Promise((resolve, reject) => {
+    worker.once('error', reject);
+    worker.once('message', (message) => (message.ready ? resolve({ worker, ready: message }) : reject(new Error(`${file}: ${JSON.stringify(message)}`))));
+  });
+}
+
+/** The next message of a worker that satisfies `match`. */
+const nextMessage = (worker, match) =>
+  new Promise((resolve, reject) => {
+    const onMessage = (message) => {
+      if (!match(message)) return;
+      worker.off('message', onMessage);
+      worker.off('error', reject);
+      resolve(message);
+    };
+    worker.on('message', onMessage);
+    worker.once('error', reject);
+  });
+
+/** Retries a setup call the rate limiter refused (429), after its Retry-After. */
+async function unlimited(call) {
+  for (let attempt = 0; ; attempt++) {
+    const response = await call();
+    if (response.status !== 429 || attempt >= 30) return response;
+    await sleep(1_000 * Math.max(0.1, Number(response.headers['retry-after'] ?? 1)));
+  }
+}
+
+function created(response, what) {
+  if (response.status !== 201) throw new Error(`${what}: ${response.status} ${response.text.slice(0, 300)}`);
+  return response.body;
+}
+
+/** Where a service's Prometheus metrics are served. */
+const metricsUrl = (handle) => handle.metricsUrl ?? (handle.env.METRICS_PORT ? `http://127.0.0.1:${handle.env.METRICS_PORT}/metrics` : `${handle.url}/metrics`);
+
+/** The gauges a service exports (worklane_* and the event loop's p99 lag), by series. */
+async function readGauges(handle) {
+  const text = await (await fetch(metricsUrl(handle), { signal: AbortSignal.timeout(2_000) })).text();
+  const gauges = new Set();
+  const values = {};
+  for (const line of text.split('\n')) {
+    const type = /^# TYPE (\S+) gauge$/.exec(line);
+    if (type) gauges.add(type[1]);
+    const sample = /^([a-zA-Z_:][\w:]*)(\{[^}]*\})? (\S+)$/.exec(line);
+    if (!sample || !gauges.has(sample[1])) continue;
+    if (!sample[1].startsWith('worklane_') && sample[1] !== 'nodejs_eventloop_lag_p99_seconds') continue;
+    values[`${sample[1]}${sample[2] ?? ''}`] = Number(sample[3]);
+  }
+  return values;
+}
+
+/** CPU seconds so far of each service, PostgreSQL, NATS, this benchmark and the whole machine. */
+function cpuSnapshot() {
+  const services = {};
+  for (const name of SERVICES) {
+    try {
+      services[name] = cpuSeconds(system.services[name].pid);
+    } catch {
+      services[name] = NaN;
+    }
+  }
+  const perPid = (pids) => Object.fromEntries(pids.map((pid) => {
+    try {
+      return [pid, cpuSeconds(pid)];
+    } catch {
+      return [pid, 0];
+    }
+  }));
+  const infrastructure = infrastructurePids(stack.dir);
+  const bench = process.cpuUsage();
+  return { at: Date.now(), services, postgres: perPid(infrastructure.postgres), nats: perPid(infrastructure.nats), bench: (bench.user + bench.system) / 1e6, machine: machineCpuSeconds() };
+}
+
+/** Cores each process kept busy between two snapshots (a process started in between counts whole). */
+function coresBetween(a, b) {
+  const seconds = (b.at - a.at) / 1000;
+  const sumDelta = (before, after) => Object.entries(after).reduce((sum, [pid, cpu]) => sum + cpu - (before[pid] ?? 0), 0);
+  const cores = Object.fromEntries(SERVICES.map((name) => [name, (b.services[name] - a.services[name]) / seconds]));
+  cores.postgres = sumDelta(a.postgres, b.postgres) / seconds;
+  cores.nats = sumDelta(a.nats, b.nats) / seconds;
+  cores['benchmark (load, receivers)'] = (b.bench - a.bench) / seconds;
+  const ours = Object.values(cores).reduce((sum, value) => sum + (Number.isFinite(value) ? value : 0), 0);
+  const machineBusy = (b.machine.busy - a.machine.busy) / seconds;
+  return { cores, machineBusy, others: Math.max(0, machineBusy - ours) };
+}
+
+try {
+  say('starting the token, project, webhook, issue, delivery and gateway services...');
+  system = await startSystem({
+    services: SERVICES,
+    env: { NATS_URL: stack.natsUrl, WEBHOOK_ALLOWED_CIDRS: '127.0.0.0/8', LOG_LEVEL: 'warn', NODE_OPTIONS: SERVICE_NODE_OPTIONS },
+    serviceEnv: { delivery: { NODE_EXTRA_CA_CERTS: certificate.certPath } },
+  });
+  const pids = Object.fromEntries(SERVICES.map((name) => [name, system.services[name].pid]));
+
+  // Peak RSS and queue gauges, sampled every second from here on.
+  const peakRss = Object.fromEntries(SERVICES.map((name) => [name, 0]));
+  const gaugePeaks = {}; // phase -> series -> peak
+  let phase = 'setup';
+  const sample = async () => {
+    for (const name of SERVICES) {
+      try {
+        peakRss[name] = Math.max(peakRss[name], peakRssMb(pids[name]));
+      } catch {
+        // the process is gone: its last sample stands
+      }
+    }
+    for (const name of ['issue', 'delivery', 'gateway']) {
+      try {
+        const gauges = await readGauges(system.services[name]);
+        gaugePeaks[phase] ??= {};
+        for (const [series, value] of Object.entries(gauges)) {
+          const key = `${name} ${series}`;
+          gaugePeaks[phase][key] = Math.max(gaugePeaks[phase][key] ?? -Infinity, value);
+        }
+      } catch {
+        // not answering right now: a gap in the samples
+      }
+    }
+  };
+  let sampling = false;
+  sampler = setInterval(() => {
+    if (sampling) return;
+    sampling = true;
+    sample().finally(() => (sampling = false));
+  }, 1_000);
+
+  // The two teams.
+  const [victim, hostile] = await Promise.all([bootstrapTeam(system, { teamName: 'Victim team' }), bootstrapTeam(system, { teamName: 'Hostile team' })]);
+  const wanted = ATTACK_TOKENS - 1 + 1 + LIST_CLIENTS;
+  const extra = await Promise.allSettled(Array.from({ length: wanted }, (_, n) => createToken(system, { teamId: hostile.team_id, email: hostile.email, name: `hostile ${n + 1}` })));
+  const extraTokens = extra.filter((r) => r.status === 'fulfilled').map((r) => r.value.token);
+  if (extraTokens.length < wanted) say(`note: ${wanted - extraTokens.length} of ${wanted} extra hostile tokens were refused (${extra.find((r) => r.status === 'rejected')?.reason?.message?.split('\n')[0]}); tokens are shared`);
+  const tokenAt = (n) => (n === 0 ? hostile.token : extraTokens[(n - 1) % Math.max(1, extraTokens.length)] ?? hostile.token);
+  const eventTokens = Array.from({ length: ATTACK_TOKENS }, (_, n) => tokenAt(n));
+  const abuseToken = tokenAt(ATTACK_TOKENS);
+  const listTokens = Array.from({ length: LIST_CLIENTS }, (_, n) => tokenAt(ATTACK_TOKENS + 1 + n));
+
+  const victimClient = api(system, victim.token);
+  const victimProject = created(await victimClient.post(`/teams/${victim.team_id}/organizations/${victim.organization_id}/projects`, { name: 'Victim' }), 'victim project');
+  created(await victimClient.post(`/teams/${victim.team_id}/webhooks`, { url: receiver.ipUrl('/victim'), events: ['issue.created', 'issue.updated'], secret: 'victim-signing-secret' }), 'victim webhook');
+
+  const hostileClient = api(system, hostile.token);
+  const projectsPath = `/teams/${hostile.team_id}/organizations/${hostile.organization_id}/projects`;
+  const floodProject = created(await hostileClient.post(projectsPath, { name: 'Flood' }), 'hostile project');
+  const listProject = created(await hostileClient.post(projectsPath, { name: 'Large lists' }), 'hostile list project');
+
+  // Large issues to list, made before the hostile webhooks exist (so they cost no deliveries).
+  // Control characters take six bytes each in JSON; plain letters if they are refused.
+  say(`seeding ${LIST_ISSUES} hostile issues with ${LIST_DESCRIPTION_CHARS}-character descriptions...`);
+  let filler = '\u0001'.repeat(LIST_DESCRIPTION_CHARS);
+  const listIssuesPath = `${projectsPath}/${listProject.id}/issues`;
+  let seeded = 0;
+  let seedRefused = 0;
+  const seedOne = async (n) => {
+    let response = await unlimited(() => hostileClient.post(listIssuesPath, { title: `Large ${n}`, description: filler }));
+    if (response.status === 422 && filler.startsWith('\u0001')) {
+      filler = 'x'.repeat(LIST_DESCRIPTION_CHARS);
+      response = await unlimited(() => hostileClient.post(listIssuesPath, { title: `Large ${n}`, description: filler }));
+    }
+    if (response.status === 201) seeded += 1;
+    else if (++seedRefused <= 2) say(`seeding: ${response.status} ${response.text.slice(0, 200)}`);
+  };
+  if (LIST_ISSUES > 0) await seedOne(0);
+  let nextSeed = 1;
+  await Promise.all(Array.from({ length: 4 }, async () => {
+    while (nextSeed < LIST_ISSUES) await seedOne(nextSeed++);
+  }));
+  const descriptionKind = filler.startsWith('\u0001') ? 'control characters' : 'letters';
+
+  // The hostile team's endpoints, and webhooks on them.
+  endpoints = await startWorker('./hostile-endpoints.mjs', { cert: certificate.cert, key: certificate.key, blackholes: BLACKHOLES, slow: SLOW, delayMs: SLOW_DELAY_MS });
+  const hostileWebhookIds = [];
+  const webhookRefusals = {};
+  for (const [n, url] of [...endpoints.ready.blackholeUrls, ...endpoints.ready.slowUrls].entries()) {
+    const response = await unlimited(() => hostileClient.post(`/teams/${hostile.team_id}/webhooks`, { url, events: ['issue.created', 'issue.updated'], secret: `hostile-signing-secret-${n}` }));
+    if (response.status === 201) hostileWebhookIds.push(response.body.id);
+    else tally(webhookRefusals, `${response.status} ${response.body?.message ?? response.text.slice(0, 120)}`);
+  }
+  say(`hostile webhooks: ${hostileWebhookIds.length} of ${BLACKHOLES + SLOW} created${Object.keys(webhookRefusals).length ? `; refused: ${JSON.stringify(webhookRefusals)}` : ''}`);
+
+  attacker = await startWorker('./hostile-team.mjs', {
+    gatewayUrl: system.gatewayUrl,
+    teamId: hostile.team_id,
+    organizationId: hostile.organization_id,
+    eventProjectId: floodProject.id,
+    listProjectId: listProject.id,
+    webhookIds: hostileWebhookIds.slice(0, 4),
+    eventTokens,
+    abuseToken,
+    listTokens,
+    eventRate: ATTACK_RATE,
+    abuseRate: ABUSE_RATE,
+    seconds: ATTACK_S,
+    maxPagesPerWalk: 200,
+  });
+
+  // The victim's traffic: even numbers create an issue, odd ones retitle one it created.
+  const victimAgent = keepAliveAgent(64);
+  const victimIssuesUrl = `${system.gatewayUrl}/api/v1/teams/${victim.team_id}/organizations/${victim.organization_id}/projects/${victimProject.id}/issues`;
+  const victimHeaders = { authorization: `Bearer ${victim.token}`, 'content-type': 'application/json' };
+  const victimIssues = [];
+  const victimEvent = async (title, n) => {
+    if (n % 2 === 1 && victimIssues.length > 0) {
+      const id = victimIssues[n % victimIssues.length];
+      return send(`${victimIssuesUrl}/${id}`, { method: 'PATCH', agent: victimAgent, headers: victimHeaders, body: JSON.stringify({ title }) });
+    }
+    const response = await send(victimIssuesUrl, { method: 'POST', agent: victimAgent, headers: victimHeaders, body: JSON.stringify({ title, priority: 'medium' }), keepBody: true });
+    if (response.status === 201) victimIssues.push(JSON.parse(response.text).id);
+    return response;
+  };
+
+  const settle = async (what, done, timeoutMs) => {
+    const deadline = Date.now() + timeoutMs;
+    while (!done() && Date.now() < deadline) await sleep(50);
+    if (!done()) say(`note: ${what} not settled after ${timeoutMs / 1000} s`);
+  };
+  const quiet = async () => {
+    const gauges = { ...(await readGauges(system.services.issue).catch(() => ({}))), ...(await readGauges(system.services.delivery).catch(() => ({}))) };
+    return (gauges.worklane_outbox_backlog ?? 0) === 0 && (gauges.worklane_delivery_consumer_pending ?? 0) === 0;
+  };
+  let isQuiet = false;
+  const quietDeadline = Date.now() + 60_000;
+  while (!(isQuiet = await quiet()) && Date.now() < quietDeadline) await sleep(250);
+  if (!isQuiet) say('note: the outbox or the delivery consumer still had a backlog after the setup');
+
+  let warmupCommitted = 0;
+  if (WARMUP_S > 0) {
+    say(`warm-up: the victim alone, ${VICTIM_RATE} events/s for ${WARMUP_S} s...`);
+    await openLoop(VICTIM_RATE, WARMUP_S, async (n) => {
+      const response = await victimEvent(`B warm ${n}`, n);
+      if (response.status === 200 || response.status === 201) warmupCommitted += 1;
+    });
+    await settle('the warm-up deliveries', () => warmupReceipts >= warmupCommitted, 60_000);
+  }
+
+  // Phase 1 and 2: one steady schedule for the victim; the attack starts ALONE_S into it.
+  say(`phase 1: the victim alone, ${VICTIM_RATE} events/s for ${ALONE_S} s; phase 2: ${ATTACK_S} s under attack`);
+  const snapshots = { start: cpuSnapshot() };
+  phase = 'alone';
+  let attackStart = Infinity;
+  let attackResults;
+  const attackDone = nextMessage(attacker.worker, (message) => message.done).then((message) => (attackResults = message.results));
+  const attackStarted = nextMessage(attacker.worker, (message) => message.started).then((message) => {
+    attackStart = message.at;
+    phase = 'attack';
+    snapshots.attack = cpuSnapshot();
+    say(`phase 2: the hostile team fires ${ATTACK_RATE} events/s over ${eventTokens.length} tokens at ${hostileWebhookIds.length} webhooks, ${ABUSE_RATE} refused bodies/s and ${LIST_CLIENTS} list clients...`);
+  });
+  const startTimer = setTimeout(() => attacker.worker.postMessage('start'), ALONE_S * 1000);
+  await openLoop(VICTIM_RATE, ALONE_S + ATTACK_S, async (n, intendedAt) => {
+    const record = { intendedAt, status: null };
+    victimSends.set(n, record);
+    const response = await victimEvent(`B ${n}`, n);
+    record.status = response.status || response.error;
+  });
+  clearTimeout(startTimer);
+  await attackStarted;
+  const attackEnd = attackStart + ATTACK_S * 1000;
+  snapshots.attackEnd = cpuSnapshot();
+  say('the attack schedule is over; waiting for the hostile requests in flight and the victim\'s stragglers...');
+  phase = 'grace';
+  await attackDone;
+  const committed = [...victimSends].filter(([, record]) => record.status === 200 || record.status === 201).map(([n]) => n);
+  await settle('the victim\'s deliveries', () => committed.every((n) => receipts.has(n)), Math.max(0, attackEnd + GRACE_S * 1000 - Date.now()));
+  snapshots.end = cpuSnapshot();
+  phase = 'done';
+  clearInterval(sampler);
+  sampler = undefined;
+  while (sampling) await sleep(20);
+  await sample();
+  const hostileEndpoints = await new Promise((resolve) => {
+    endpoints.worker.once('message', (message) => resolve(message.stats));
+    endpoints.worker.postMessage('stats');
+  });
+  victimAgent.destroy();
+
+  const deaths = SERVICES.filter((name) => system.services[name].process.exitCode !== null || system.services[name].process.signalCode !== null);
+
+  // Figures.
+  const phaseFigures = (inPhase) => {
+    const sends = [...victimSends].filter(([, record]) => inPhase(record.intendedAt));
+    const statuses = {};
+    const commitToReceipt = [];
+    const dueToReceipt = [];
+    let ok = 0;
+    let lost = 0;
+    let afterAttack = 0;
+    for (const [n, record] of sends) {
+      tally(statuses, record.status);
+      if (record.status !== 200 && record.status !== 201) continue;
+      ok += 1;
+      const receipt = receipts.get(n);
+      if (!receipt) {
+        lost += 1;
+        continue;
+      }
+      commitToReceipt.push(receipt.receivedAt - receipt.createdAt);
+      dueToReceipt.push(receipt.receivedAt - record.intendedAt);
+      if (receipt.receivedAt > attackEnd) afterAttack += 1;
+    }
+    commitToReceipt.sort((a, b) => a - b);
+    dueToReceipt.sort((a, b) => a - b);
+    const p = (sorted) => ({ p50: percentile(sorted, 50), p99: percentile(sorted, 99), max: sorted[sorted.length - 1] ?? NaN });
+    return { sent: sends.length, ok, failed: sends.length - ok, statuses, lost, afterAttack, commit: p(commitToReceipt), due: p(dueToReceipt) };
+  };
+  const alone = phaseFigures((at) => at < attackStart);
+  const attack = phaseFigures((at) => at >= attackStart);
+  const victimLost = alone.lost + attack.lost;
+  const cpu = {
+    alone: coresBetween(snapshots.start, snapshots.attack ?? snapshots.attackEnd),
+    attack: coresBetween(snapshots.attack ?? snapshots.start, snapshots.attackEnd),
+    grace: coresBetween(snapshots.attackEnd, snapshots.end),
+  };
+
+  const f = (value, digits = 1) => (Number.isFinite(value) ? value.toFixed(digits) : 'n/a');
+  const pass = (ok) => (ok ? 'met' : 'MISSED');
+  const statusList = (counts) => Object.entries(counts).sort(([a], [b]) => a.localeCompare(b)).map(([status, count]) => `${status} x${count}`).join(', ') || 'none';
+  const ratio = attack.commit.p99 / alone.commit.p99;
+  const rssOk = SERVICES.every((name) => !(peakRss[name] >= (memoryLimits[name] ?? Infinity)));
+  const lines = [
+    '',
+    `Isolation benchmark: victim ${VICTIM_RATE} events/s to 1 healthy HTTPS webhook; attacker ${ATTACK_RATE} events/s to ${hostileWebhookIds.length} webhooks (${BLACKHOLES} never answer, ${SLOW} answer after ${SLOW_DELAY_MS} ms), ${os.cpus().length} CPUs`,
+    '',
+    `victim, event commit to receipt (from the request's due time in brackets):`,
+    `  alone (${ALONE_S} s, ${alone.ok} events):        p50 ${f(alone.commit.p50)} ms  p99 ${f(alone.commit.p99)} ms  max ${f(alone.commit.max)} ms   [p50 ${f(alone.due.p50)}  p99 ${f(alone.due.p99)} ms]`,
+    `  under attack (${ATTACK_S} s, ${attack.ok} events): p50 ${f(attack.commit.p50)} ms  p99 ${f(attack.commit.p99)} ms  max ${f(attack.commit.max)} ms   [p50 ${f(attack.due.p50)}  p99 ${f(attack.due.p99)} ms]`,
+    `  p99 under attack / alone: ${f(ratio, 2)} (target <= ${TARGET_P99_RATIO}: ${pass(ratio <= TARGET_P99_RATIO)})`,
+    `  lost (committed, never received within ${GRACE_S} s after the attack): ${victimLost} (target 0: ${pass(victimLost === 0)}); received only after the attack ended: ${attack.afterAttack}`,
+    `  victim API answers: alone ${statusList(alone.statuses)}; under attack ${statusList(attack.statuses)}`,
+    '',
+    'hostile team:',
+    `  events: ${attackResults.events.sent} sent (${attackResults.events.creates} creates, ${attackResults.events.updates} updates) over ${eventTokens.length} tokens: ${statusList(attackResults.events.statuses)}; refused by the rate limit (429): ${attackResults.events.statuses['429'] ?? 0}`,
+    ...Object.entries(attackResults.abuse).map(([kind, record]) => `  ${kind} (expect ${record.expect}): ${statusList(record.statuses)}, largest answer ${record.maxResponseBytes} bytes`),
+    `  lists (${LIST_ISSUES} issues with ${LIST_DESCRIPTION_CHARS} ${descriptionKind} each, webhooks, deliveries): ${attackResults.lists.requests} pages in ${attackResults.lists.walks} walks (${attackResults.lists.maxPagesInWalk} pages at most, ${attackResults.lists.walksCutShort} cut at 200): ${statusList(attackResults.lists.statuses)}; largest page ${f(attackResults.lists.maxResponseBytes / 2 ** 20, 2)} MB, ${f(attackResults.lists.bytes / 2 ** 20, 0)} MB in all`,
+    `  its endpoints: ${hostileEndpoints.blackholeConnections} connections to the silent ones (${hostileEndpoints.blackholeOpen} still open), ${hostileEndpoints.slowRequests} requests to the slow ones (${hostileEndpoints.slowAnswered} answered, ${hostileEndpoints.slowAbandoned} given up by the sender)`,
+    '',
+    `peak RSS (VmHWM) against the chart's memory limit (target: below it): ${SERVICES.map((name) => `${name} ${f(peakRss[name])}/${f(memoryLimits[name], 0)} MB`).join(', ')}: ${pass(rssOk)}`,
+    ...(deaths.length ? [`SERVICES THAT EXITED DURING THE RUN: ${deaths.join(', ')}`] : []),
+    '',
+    'CPU (cores busy) per phase:',
+    ...Object.entries(cpu).map(([name, figures]) => `  ${name.padEnd(7)} ${Object.entries(figures.cores).map(([process, cores]) => `${process} ${f(cores, 2)}`).join(', ')}; machine ${f(figures.machineBusy, 2)} of ${os.cpus().length}, others ${f(figures.others, 2)}`),
+    'queue gauges, peak per phase:',
+    ...[...new Set(Object.values(gaugePeaks).flatMap((peaks) => Object.keys(peaks)))].sort().map((series) => `  ${series}: ${['alone', 'attack', 'grace'].map((name) => `${name} ${f(gaugePeaks[name]?.[series], 3)}`).join(', ')}`),
+  ];
+  process.stdout.write(`${lines.join('\n')}\n`);
+  const round = (value) => (Number.isFinite(value) ? Math.round(value * 10) / 10 : null);
+  process.stdout.write(`${JSON.stringify({
+    bench: 'isolation',
+    victim_p50_alone_ms: round(alone.commit.p50),
+    victim_p99_alone_ms: round(alone.commit.p99),
+    victim_p50_attack_ms: round(attack.commit.p50),
+    victim_p99_attack_ms: round(attack.commit.p99),
+    victim_lost: victimLost,
+    max_rss_mb: Object.fromEntries(SERVICES.map((name) => [name, round(peakRss[name])])),
+  })}\n`);
+} catch (error) {
+  say(`benchmark failed: ${error?.stack ?? error}`);
+  exitCode = 1;
+} finally {
+  if (sampler) clearInterval(sampler);
+  await attacker?.worker.terminate();
+  if (endpoints) {
+    endpoints.worker.postMessage('close');
+    await Promise.race([nextMessage(endpoints.worker, (message) => message.closed), sleep(5_000)]);
+    await endpoints.worker.terminate();
+  }
+  await system?.stop().catch((error) => say(`could not stop the services: ${error?.message ?? error}`));
+  await receiver.close();
+  fs.rmSync(certificate.dir, { recursive: true, force: true });
+  await stack.stop();
+}
+process.exit(exitCode);

@@ -1,7 +1,10 @@
 import express, { type ErrorRequestHandler, type Express, type RequestHandler, type Router } from 'express';
 import type { Logger, ServiceMetrics } from '@worklane/observability';
-import { HttpError, notFound } from './errors';
+import { HttpError, notFound, validationFailed } from './errors';
+import { FieldErrorCollector } from './field-errors';
 import { requireIdentity } from './identity';
+import { DEFAULT_INPUT_LIMITS, collectQueryProblems, type InputLimits } from './input-limits';
+import { collectTextProblems } from './text-input';
 
 export interface ServiceAppOptions {
   logger: Logger;
@@ -24,6 +27,8 @@ export interface ServiceAppOptions {
    * itself and forwards them byte for byte.
    */
   parseBodies?: boolean;
+  /** Query limits and how much of a 422 is listed; DEFAULT_INPUT_LIMITS for what is not given. */
+  inputLimits?: Partial<InputLimits>;
 }
 
 /** Methods whose body, when present, must be JSON. */
@@ -45,6 +50,21 @@ function requireBodyType(types: string[]): RequestHandler {
   };
 }
 
+/**
+ * 422 for input no route could use: text that PostgreSQL cannot store (U+0000, broken UTF-16) in
+ * any string or key of the body or the query, and over-long query parameters. Checked once here,
+ * so that no service answers such input with a 500.
+ */
+function requireUsableInput(limits: InputLimits): RequestHandler {
+  return (req, _res, next) => {
+    const collector = new FieldErrorCollector();
+    if (req.body !== undefined) collectTextProblems(req.body, collector);
+    collectQueryProblems(req.query, collector, limits.maxQueryValueLength);
+    if (!collector.empty) return next(validationFailed(collector.errors, collector.omitted));
+    next();
+  };
+}
+
 /** Counts and times every request by route template, never by raw path. */
 function recordMetrics(metrics: ServiceMetrics): RequestHandler {
   return (req, res, next) => {
@@ -60,7 +80,7 @@ function recordMetrics(metrics: ServiceMetrics): RequestHandler {
   };
 }
 
-function errorHandler(logger: Logger): ErrorRequestHandler {
+function errorHandler(logger: Logger, limits: InputLimits): ErrorRequestHandler {
   return (error, req, res, _next) => {
     let httpError: HttpError;
     if (error instanceof HttpError) httpError = error;
@@ -73,7 +93,7 @@ function errorHandler(logger: Logger): ErrorRequestHandler {
       httpError = new HttpError(500, 'Server Error.');
     }
     if (res.headersSent) return void res.end();
-    res.status(httpError.status).set(httpError.headers).json(httpError.body);
+    res.status(httpError.status).set(httpError.headers).json(httpError.boundedBody(limits));
   };
 }
 
@@ -82,6 +102,8 @@ function errorHandler(logger: Logger): ErrorRequestHandler {
  * the public API, signed identity on `/api`, the service's routes, and one JSON error model.
  */
 export function createServiceApp(options: ServiceAppOptions): Express {
+  const given = Object.entries(options.inputLimits ?? {}).filter(([, value]) => value !== undefined);
+  const limits: InputLimits = { ...DEFAULT_INPUT_LIMITS, ...Object.fromEntries(given) };
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
@@ -105,6 +127,8 @@ export function createServiceApp(options: ServiceAppOptions): Express {
     if (options.formBodies) app.use(express.urlencoded({ limit, extended: false, type: FORM_TYPE }));
   }
   if (options.identityKey) app.use('/api', requireIdentity(options.identityKey));
+  // The gateway leaves bodies and queries to the services it forwards them to.
+  if (options.parseBodies ?? true) app.use(requireUsableInput(limits));
 
   const router = express.Router();
   options.routes(router);
@@ -113,6 +137,6 @@ export function createServiceApp(options: ServiceAppOptions): Express {
   app.use(() => {
     throw notFound();
   });
-  app.use(errorHandler(options.logger));
+  app.use(errorHandler(options.logger, limits));
   return app;
 }

@@ -1,6 +1,9 @@
 export { HttpError, badRequest, forbidden, notFound, unauthenticated, validationFailed, type ErrorBody } from './errors';
 export { IDENTITY_HEADERS, signIdentity, verifyIdentity, requireIdentity, requireTeam, type Identity } from './identity';
 export { parseBody, fields, type FieldErrors } from './validation';
+export { FieldErrorCollector, DEFAULT_FIELD_ERROR_LIMITS, FIELD_ERRORS_CEILING, truncateText, type FieldErrorLimits } from './field-errors';
+export { textProblem, collectTextProblems, requireStorableText } from './text-input';
+export { DEFAULT_INPUT_LIMITS, inputLimitsConfig, inputLimitsFrom, type InputLimits } from './input-limits';
 export { resource, idParam, type ResourceHandlers } from './routes';
 export { createServiceApp, type ServiceAppOptions } from './app';
 export { listen, closeHttpServer } from './server';

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { validationFailed } from './errors';
+import { FieldErrorCollector } from './field-errors';
 
 export type FieldErrors = Record<string, string[]>;
 
@@ -40,7 +41,8 @@ function describeIssue(field: string, issue: z.core.$ZodIssue): string {
 
 /**
  * Validates a JSON body against a zod object schema. Unknown fields are dropped; failures become
- * a 422 whose `errors` lists messages per field (array items as `events.1`).
+ * a 422 whose `errors` lists messages per field (array items as `events.1`), at most
+ * FIELD_ERRORS_CEILING of them however many the body has.
  */
 export function parseBody<Schema extends z.ZodType>(schema: Schema, body: unknown): z.infer<Schema> {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
@@ -48,15 +50,20 @@ export function parseBody<Schema extends z.ZodType>(schema: Schema, body: unknow
   }
   const result = schema.safeParse(body, { reportInput: true });
   if (result.success) return result.data;
-  const errors: FieldErrors = {};
-  for (const issue of result.error.issues) {
+  const collector = new FieldErrorCollector();
+  const { issues } = result.error;
+  for (const [index, issue] of issues.entries()) {
+    if (collector.full) {
+      collector.omitted += issues.length - index;
+      break;
+    }
     const field = issue.path.map(String).join('.') || 'body';
     const topField = String(issue.path[0] ?? 'body');
     // A custom message (set with `error:` in the schema) is used as written.
     const message = issue.code === 'custom' ? issue.message : describeIssue(topField, issue);
-    (errors[field] ??= []).includes(message) || errors[field].push(message);
+    collector.add(field, message);
   }
-  throw validationFailed(errors);
+  throw validationFailed(collector.errors, collector.omitted);
 }
 
 /** Field builders shared by the services' request schemas. */

@@ -30,8 +30,19 @@ export const EDITABLE_FIELDS = ['title', 'description', 'url', 'type', 'status',
 export type EditableField = (typeof EDITABLE_FIELDS)[number];
 export type IssueChanges = Partial<Record<EditableField, { from: unknown; to: unknown }>>;
 
-const DESCRIPTION_MAX = 65_535;
-const URL_MAX = 2_048;
+/**
+ * The longest text an issue takes, in characters (UTF-16 code units, as JSON counts them). They
+ * are chosen so that any event fits the message bus by construction: an issue.updated event
+ * carries each changed text three times (the issue, `changes.from`, `changes.to`) and JSON may
+ * spend 6 bytes on one character (`\u0001`), so the largest event is about 3 × 6 × (title +
+ * description + url) plus small fields: ~630 KB, well under NATS's 1 MiB. issue-event-size.test.ts
+ * builds that event and checks it. Raising a limit means re-running that arithmetic.
+ */
+export const ISSUE_TEXT_LIMITS = {
+  title: 255,
+  description: 32_768,
+  url: 2_048,
+} as const;
 
 /** A real calendar day in `YYYY-MM-DD` form (2026-02-30 is not one). */
 export function isCalendarDate(value: string): boolean {
@@ -52,7 +63,7 @@ export function isWebUrl(value: string): boolean {
 const nullableUrl = z
   .string()
   .trim()
-  .max(URL_MAX)
+  .max(ISSUE_TEXT_LIMITS.url)
   .nullable()
   .transform((value) => (value === '' ? null : value))
   .refine((value) => value === null || isWebUrl(value), { error: 'The url field must be a valid http or https URL.' });
@@ -60,6 +71,7 @@ const nullableUrl = z
 const nullableDate = z
   .string()
   .trim()
+  .max(10, { error: 'The estimated date field must be a valid date in YYYY-MM-DD form.' })
   .nullable()
   .refine((value) => value === null || isCalendarDate(value), { error: 'The estimated date field must be a valid date in YYYY-MM-DD form.' });
 
@@ -70,8 +82,8 @@ const nullableUserId = z
 
 /** POST body: `title` is required; the rest take the defaults of DESIGN.md section 2. */
 export const createIssueSchema = z.object({
-  title: fields.requiredString(255),
-  description: fields.nullableString(DESCRIPTION_MAX).optional(),
+  title: fields.requiredString(ISSUE_TEXT_LIMITS.title),
+  description: fields.nullableString(ISSUE_TEXT_LIMITS.description).optional(),
   url: nullableUrl.optional(),
   type: z.enum(ISSUE_TYPES).optional(),
   status: z.enum(ISSUE_STATUSES).optional(),

@@ -100,3 +100,14 @@ describe('updateWebhookInput', () => {
     });
   });
 });
+
+describe('a huge events array', () => {
+  it('is refused with one error for its length, not one per item', () => {
+    const events = Array.from({ length: 100_000 }, () => 'issue.created');
+    expect(errorsOf(() => parseBody(createWebhookInput, { url: 'https://8.8.8.8/', events }))).toEqual({
+      events: ['The events field must not have more than 2 items.'],
+    });
+    const invalid = Array.from({ length: 100_000 }, (_, index) => index);
+    expect(Object.keys(errorsOf(() => parseBody(updateWebhookInput, { events: invalid })))).toEqual(['events']);
+  });
+});

@@ -32,9 +32,11 @@ const url = z
     if (problem) context.addIssue({ code: 'custom', message: problem });
   });
 
+// The length is checked before the items, so a huge array costs one error, not one per item.
 const events = z
-  .array(z.enum(WEBHOOK_EVENTS))
-  .min(1)
+  .array(z.unknown())
+  .max(WEBHOOK_EVENTS.length, { when: (payload) => Array.isArray(payload.value) })
+  .pipe(z.array(z.enum(WEBHOOK_EVENTS)).min(1))
   .superRefine((names, context) => {
     names.forEach((name, index) => {
       if (names.indexOf(name) !== index) context.addIssue({ code: 'custom', path: [index], message: `The events.${index} field has a duplicate value.` });

@@ -1,4 +1,5 @@
 import { baseServiceSchema, databaseSchema, grpcAddress, loadConfig, port, secretKey, z } from '@worklane/config';
+import { streamSettingsSchema } from '@worklane/messaging';
 
 export const configSchema = z.object({
   ...baseServiceSchema('issue'),
@@ -12,6 +13,8 @@ export const configSchema = z.object({
   OUTBOX_BATCH_SIZE: z.coerce.number().int().min(1).max(1000).default(100).describe('Outbox rows the relay claims and publishes per transaction'),
   OUTBOX_POLL_INTERVAL_MS: z.coerce.number().int().min(50).max(60_000).default(1_000).describe('Relay poll interval when no notification arrives'),
   OUTBOX_RETENTION_HOURS: z.coerce.number().min(0).max(24 * 30).default(24).describe('How long published outbox rows are kept'),
+  OUTBOX_DEAD_LETTER_RETENTION_DAYS: z.coerce.number().min(1).max(3_650).default(30).describe('How long events that could never be published are kept in outbox_dead_letters'),
+  ...streamSettingsSchema,
 });
 
 export type Config = z.infer<typeof configSchema>;

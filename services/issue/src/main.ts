@@ -2,7 +2,7 @@ import { config, runtime } from './instrumentation';
 import { join } from 'node:path';
 import { createPool, migrate, pingDatabase } from '@worklane/db';
 import { closeHttpServer, listen } from '@worklane/http';
-import { connectNats, ensureIssueEventsStream, jetstream, jetstreamManager, natsAnswers } from '@worklane/messaging';
+import { connectNats, ensureIssueEventsStream, jetstream, jetstreamManager, natsAnswers, registerStreamMetrics, streamLimitsFrom } from '@worklane/messaging';
 import { exitOnStartupFailure, promClient } from '@worklane/observability';
 import { createApp } from './app';
 import { grpcProjectDirectory, grpcTeamMembers, rememberingProjectDirectory } from './clients/directories';
@@ -17,11 +17,21 @@ async function main(): Promise<void> {
   const pool = createPool({ url: config.DATABASE_URL, schema: config.DATABASE_SCHEMA, max: config.DATABASE_POOL_MAX, applicationName: 'issue' });
   const nats = await connectNats(config.NATS_URL, 'issue', logger);
   const jsm = await jetstreamManager(nats);
-  await ensureIssueEventsStream(jsm);
+  const declareStream = async () => {
+    await ensureIssueEventsStream(jsm, { limits: streamLimitsFrom(config), logger });
+  };
+  await declareStream();
+  registerStreamMetrics(metrics.registry, jsm);
 
   const published = new promClient.Counter({
     name: 'worklane_outbox_published_total',
     help: 'Outbox events published to JetStream',
+    registers: [metrics.registry],
+  });
+  const deadLettered = new promClient.Counter({
+    name: 'worklane_outbox_dead_lettered_total',
+    help: 'Outbox events that could never be published, moved to outbox_dead_letters, by reason',
+    labelNames: ['reason'],
     registers: [metrics.registry],
   });
   new promClient.Gauge({
@@ -42,8 +52,11 @@ async function main(): Promise<void> {
     pollIntervalMs: config.OUTBOX_POLL_INTERVAL_MS,
     retentionMs: config.OUTBOX_RETENTION_HOURS * 3_600_000,
     // A NATS server that lost its storage comes back without the stream.
-    ensureStream: () => ensureIssueEventsStream(jsm),
+    ensureStream: declareStream,
     onPublished: (count) => published.inc(count),
+    maxPayload: () => nats.info?.max_payload ?? 1_048_576,
+    deadLetterRetentionMs: config.OUTBOX_DEAD_LETTER_RETENTION_DAYS * 86_400_000,
+    onDeadLettered: (reason) => deadLettered.inc({ reason }),
   });
   relay.start();
 

@@ -1,7 +1,8 @@
 import type { Pool, PoolClient } from '@worklane/db';
-import { SpanKind, inSpan, injectTraceContext, restoreTraceContext, type JetStreamClient } from '@worklane/messaging';
+import { ISSUE_EVENTS_DEAD_LETTER_SUBJECT, SpanKind, inSpan, injectTraceContext, restoreTraceContext, type JetStreamClient } from '@worklane/messaging';
 import type { Logger } from '@worklane/observability';
 import { OUTBOX_CHANNEL } from '../data/issues';
+import { checkBeforePublish, moveToDeadLetters, permanentFailure, readEvent, type DeadLetterReason, type PermanentFailure } from './dead-letter';
 
 interface OutboxRow {
   id: string;
@@ -32,7 +33,15 @@ export interface OutboxRelayOptions {
   onPublished?: (count: number) => void;
   /** Declares the stream again after a failed pass, in case the server lost it. */
   ensureStream?: () => Promise<void>;
+  /** The largest message the NATS server accepts (its `max_payload`), read at each batch. */
+  maxPayload: () => number;
+  /** Dead-lettered events older than this are deleted. */
+  deadLetterRetentionMs: number;
+  onDeadLettered?: (reason: DeadLetterReason) => void;
 }
+
+/** What became of one outbox row in a batch. */
+type RowResult = 'published' | 'failed';
 
 const CLEANUP_INTERVAL_MS = 10 * 60_000;
 /**
@@ -88,9 +97,16 @@ export class OutboxRelay {
   /**
    * Publishes one batch; resolves to the number of rows it published. Rows are leased with
    * FOR UPDATE SKIP LOCKED, so relays of other replicas take other rows meanwhile.
+   *
+   * The events of one issue are published one after the other, in commit order; different issues
+   * go out side by side. When an event of an issue fails for a transient reason (NATS down, stream
+   * full), the later events of that issue wait with it for the next pass, so none overtakes it. An
+   * event that can never be published (too large, malformed, refused by JetStream for what it is)
+   * is moved to `outbox_dead_letters` and replaced, at its place in the order, by a small
+   * dead-letter notice: the issue's later events go out after it, and the team sees the loss.
    */
   async publishBatch(): Promise<number> {
-    const { pool, js, batchSize, logger } = this.options;
+    const { pool, batchSize, logger } = this.options;
     const { rows } = await pool.query<OutboxRow>({
       name: 'outbox-claim',
       text: `UPDATE outbox SET claimed_until = now() + make_interval(secs => $2)
@@ -106,9 +122,31 @@ export class OutboxRelay {
     });
     if (rows.length === 0) return 0;
     rows.sort((a, b) => (a.created_at < b.created_at ? -1 : a.created_at > b.created_at ? 1 : 0));
-    const results = await Promise.allSettled(rows.map((row) => this.publish(js, row)));
-    const done = rows.filter((_, index) => results[index]?.status === 'fulfilled').map((row) => row.id);
-    const failed = rows.filter((_, index) => results[index]?.status === 'rejected').map((row) => row.id);
+    const byIssue = new Map<string, OutboxRow[]>();
+    for (const row of rows) {
+      const key = orderKey(row);
+      const chain = byIssue.get(key);
+      if (chain) chain.push(row);
+      else byIssue.set(key, [row]);
+    }
+    const results = new Map<string, RowResult>();
+    let firstError: unknown;
+    await Promise.all(
+      [...byIssue.values()].map(async (chain) => {
+        for (const [index, row] of chain.entries()) {
+          try {
+            await this.publishOrDeadLetter(row);
+            results.set(row.id, 'published');
+          } catch (error) {
+            firstError ??= error;
+            for (const waiting of chain.slice(index)) results.set(waiting.id, 'failed');
+            return;
+          }
+        }
+      }),
+    );
+    const done = rows.filter((row) => results.get(row.id) === 'published').map((row) => row.id);
+    const failed = rows.filter((row) => results.get(row.id) !== 'published').map((row) => row.id);
     if (done.length > 0) {
       await pool.query({
         name: 'outbox-mark-published',
@@ -120,14 +158,50 @@ export class OutboxRelay {
     if (failed.length > 0) {
       // Released at once, so the next pass (after the backoff) retries them.
       await pool.query('UPDATE outbox SET claimed_until = NULL WHERE id = ANY($1::uuid[])', [failed]).catch(() => {});
-      const reason = (results.find((result) => result.status === 'rejected') as PromiseRejectedResult).reason;
-      logger.warn({ err: reason, failed: failed.length, published: done.length }, 'outbox publish failed; will retry');
+      logger.warn({ err: firstError, failed: failed.length, published: done.length }, 'outbox publish failed; will retry');
       throw new Error(`${failed.length} outbox events could not be published`);
     }
     return done.length;
   }
 
-  private publish(js: JetStreamClient, row: OutboxRow) {
+  /**
+   * Publishes a row; a permanent failure moves the event to the dead letters and publishes its
+   * notice instead. Throws only for transient failures (the row stays in the outbox).
+   */
+  private async publishOrDeadLetter(row: OutboxRow): Promise<void> {
+    if (row.subject === ISSUE_EVENTS_DEAD_LETTER_SUBJECT) {
+      try {
+        await this.publish(row);
+      } catch (error) {
+        const failure = permanentFailure(error);
+        if (!failure) throw error;
+        // A notice is a few hundred bytes; if even that is refused, the dead letter itself remains.
+        this.options.logger.error({ err: error, eventId: row.id }, 'a dead-letter notice was refused; the event stays in outbox_dead_letters only');
+      }
+      return;
+    }
+    const event = readEvent(row.payload);
+    let failure: PermanentFailure | undefined = checkBeforePublish(row.payload, event, this.options.maxPayload());
+    if (!failure) {
+      try {
+        await this.publish(row);
+        return;
+      } catch (error) {
+        failure = permanentFailure(error);
+        if (!failure) throw error;
+      }
+    }
+    const notice = await moveToDeadLetters(this.options.pool, row, event, failure);
+    this.options.onDeadLettered?.(failure.reason);
+    this.options.logger.error(
+      { eventId: row.id, teamId: event?.team_id, reason: failure.reason, detail: failure.detail },
+      'an event can never be published; moved to outbox_dead_letters',
+    );
+    if (notice) await this.publish({ ...row, subject: ISSUE_EVENTS_DEAD_LETTER_SUBJECT, payload: notice });
+  }
+
+  private publish(row: OutboxRow) {
+    const { js } = this.options;
     return inSpan(
       `${row.subject} publish`,
       { kind: SpanKind.PRODUCER, parent: restoreTraceContext(row.trace_context), attributes: { 'messaging.system': 'nats', 'messaging.destination.name': row.subject, 'messaging.message.id': row.id } },
@@ -186,6 +260,13 @@ export class OutboxRelay {
       [this.options.retentionMs / 1000],
     );
     if (rowCount) this.options.logger.debug({ deleted: rowCount }, 'deleted published outbox rows');
+    const dead = await this.options.pool.query(
+      `DELETE FROM outbox_dead_letters WHERE id IN (
+         SELECT id FROM outbox_dead_letters WHERE dead_lettered_at < now() - make_interval(secs => $1) LIMIT 10000
+       )`,
+      [this.options.deadLetterRetentionMs / 1000],
+    );
+    if (dead.rowCount) this.options.logger.debug({ deleted: dead.rowCount }, 'deleted old dead-lettered events');
   }
 
   /** LISTEN on a pooled connection of its own; if that connection dies, polling covers until it is back. */
@@ -217,4 +298,13 @@ export class OutboxRelay {
     clearTimeout(this.listenRetry);
     this.listenRetry = setTimeout(() => void this.listen(), 2_000);
   }
+}
+
+/**
+ * The events of one issue keep their order; the issue id is read from the payload (every event
+ * carries its issue). A payload that names no issue is ordered on its own.
+ */
+function orderKey(row: OutboxRow): string {
+  const issueId = /"issue":\{"id":(\d+)/.exec(row.payload)?.[1] ?? readEvent(row.payload)?.issue.id;
+  return issueId === undefined ? `row:${row.id}` : `issue:${issueId}`;
 }

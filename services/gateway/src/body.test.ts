@@ -76,3 +76,22 @@ describe('a client that leaves mid-body', () => {
     expect(await status(reading)).toBe(400);
   });
 });
+
+describe('text that cannot be stored', () => {
+  it('answers 422 naming the field for U+0000 anywhere in the body, keys included', async () => {
+    const error = await readJsonBody(json('{"title":"a","meta":{"list":["ok","b\\u0000"]}}')).catch((caught: HttpError) => caught);
+    expect(error).toMatchObject({ status: 422, errors: { 'meta.list.1': ['The meta.list.1 field must not contain the NUL character (U+0000).'] } });
+    expect(await status(readJsonBody(json('{"\\u0000":1}')))).toBe(422);
+    expect(await status(readJsonBody(json('"\\u0000"')))).toBe(422);
+  });
+
+  it('answers 422 for a lone surrogate, and accepts every other escape', async () => {
+    expect(await status(readJsonBody(json('{"title":"\\ud800"}')))).toBe(422);
+    expect(await status(readJsonBody(json('{"title":"\\u0001\\u001f\\ud83d\\ude00\\n"}')))).toBe('ok');
+  });
+
+  it('takes the size limit it is given', async () => {
+    expect(await status(readJsonBody(json('{"a":"0123456789"}'), 10))).toBe(413);
+    expect(await status(readJsonBody(json('{"a":1}'), 10))).toBe('ok');
+  });
+});

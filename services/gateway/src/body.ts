@@ -1,7 +1,7 @@
 import type { IncomingMessage } from 'node:http';
-import { HttpError, badRequest } from '@worklane/http';
+import { HttpError, badRequest, requireStorableText } from '@worklane/http';
 
-/** DESIGN.md section 2: bodies up to 1 MiB. */
+/** Bodies up to 1 MiB by default (REQUEST_BODY_MAX_BYTES). */
 export const BODY_LIMIT_BYTES = 1024 * 1024;
 
 const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
@@ -18,7 +18,8 @@ export function hasBody(req: IncomingMessage): boolean {
 
 /**
  * Checks a request body the way the services would, before anything is forwarded: JSON only
- * (415), identity encoding and UTF-8 only (415), at most 1 MiB (413), and parseable (400).
+ * (415), identity encoding and UTF-8 only (415), at most `limit` bytes (413), parseable (400),
+ * and no string or key that cannot be stored as text, such as one holding U+0000 (422).
  * Resolves to the exact bytes received, which are what the service gets; undefined when the
  * request has no body.
  */
@@ -34,11 +35,13 @@ export async function readJsonBody(req: IncomingMessage, limit = BODY_LIMIT_BYTE
   if (declared > limit) throw tooLarge();
 
   const body = await collect(req, limit);
+  let parsed: unknown;
   try {
-    JSON.parse(body.toString('utf8'));
+    parsed = JSON.parse(body.toString('utf8'));
   } catch {
     throw badRequest('The request body is not valid JSON.');
   }
+  requireStorableText(parsed);
   return body;
 }
 

@@ -20,6 +20,8 @@ export interface AppDeps {
   upstreams: Partial<Record<Upstream, string>>;
   agents: Agents;
   upstreamTimeoutMs: number;
+  /** Largest request body in bytes (413 above it); 1 MiB when not given. */
+  bodyLimitBytes?: number;
   isReady: () => boolean | Promise<boolean>;
 }
 
@@ -78,7 +80,7 @@ export function createApp(deps: AppDeps): Express {
 
     const proxy = proxies[match.route.upstream];
     if (!proxy) throw unavailable();
-    const body = await readJsonBody(req);
+    const body = await readJsonBody(req, deps.bodyLimitBytes);
     if (body) forwardBody(req, body);
     // Services never see the caller's credentials, only the identity they resolved to.
     delete req.headers.authorization;

@@ -39,6 +39,13 @@ export const configSchema = z.object({
     ),
   AUTHENTICATE_TIMEOUT_MS: z.coerce.number().int().min(50).max(30_000).default(2_000).describe('Deadline of the token service call; past it the request gets 503'),
   UPSTREAM_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(30_000).describe('Longest wait for a service to answer a proxied request; past it the request gets 503'),
+  REQUEST_BODY_MAX_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1_024)
+    .max(1_048_576)
+    .default(1_048_576)
+    .describe('Largest API request body in bytes; a larger one is refused with 413 before it is read. At most 1 MiB, what the services take'),
 });
 
 export type Config = z.infer<typeof configSchema>;

@@ -38,6 +38,7 @@ async function main(): Promise<void> {
     upstreams,
     agents,
     upstreamTimeoutMs: config.UPSTREAM_TIMEOUT_MS,
+    bodyLimitBytes: config.REQUEST_BODY_MAX_BYTES,
     isReady: async () => lifecycle.ready && upstreamsReady(),
   });
   const server = await listen(app, config.HTTP_PORT, config.HOST);

@@ -9,7 +9,7 @@ import { z } from '@worklane/config';
 export const streamSettingsSchema = {
   ISSUE_EVENTS_REPLICAS: z.coerce.number().int().min(1).max(5).default(1)
     .describe('Replicas of the ISSUE_EVENTS JetStream stream when it is created or strengthened (at most the number of NATS servers; 3 for the clustered NATS of deploy/nats)'),
-  ISSUE_EVENTS_MAX_BYTES: z.coerce.number().int().min(1_048_576).default(1024 ** 3)
+  ISSUE_EVENTS_MAX_BYTES: z.coerce.number().int().min(65_536).default(1024 ** 3)
     .describe('Most bytes the ISSUE_EVENTS stream holds: events not yet taken by the delivery service; when full, publishing is refused and the outbox relay backs off'),
   ISSUE_EVENTS_MAX_MSGS: z.coerce.number().int().min(1_000).default(10_000_000)
     .describe('Most messages the ISSUE_EVENTS stream holds; when full, publishing is refused and the outbox relay backs off'),

@@ -1,0 +1,135 @@
+// The ISSUE_EVENTS stream: its limits come from configuration, an existing stream is never weakened,
+// and a full stream refuses publishes so that the relay backs off with the events kept in the
+// outbox: nothing undelivered is dropped.
+import { connect, type NatsConnection } from '@nats-io/transport-node';
+import {
+  DELIVERY_CONSUMER,
+  DiscardPolicy,
+  ISSUE_EVENTS_DEAD_LETTER_SUBJECT,
+  ISSUE_EVENTS_STREAM,
+  ensureIssueEventsStream,
+  jetstream,
+  jetstreamManager,
+  streamLimitsFrom,
+} from '@worklane/messaging';
+import { api, bootstrapTeam, startNatsServer, startSystem, type NatsServer, type System } from '@worklane/testing';
+import { RetentionPolicy } from '@nats-io/jetstream';
+
+const GIB = 1024 ** 3;
+
+describe('declaring the stream', () => {
+  let nats: NatsServer;
+  let connection: NatsConnection;
+  beforeAll(async () => {
+    nats = await startNatsServer();
+    connection = await connect({ servers: nats.url });
+  });
+  afterAll(async () => {
+    await connection?.close();
+    await nats?.stop();
+  });
+
+  it('creates it with the configured limits, never weakens it later, and strengthens it when configured to', async () => {
+    const jsm = await jetstreamManager(connection);
+    const configured = streamLimitsFrom({ ISSUE_EVENTS_REPLICAS: 1, ISSUE_EVENTS_MAX_BYTES: 2 * GIB, ISSUE_EVENTS_MAX_MSGS: 50_000, ISSUE_EVENTS_MAX_AGE_HOURS: 48, ISSUE_EVENTS_DISCARD: 'new' });
+    const created = await ensureIssueEventsStream(jsm, { limits: configured });
+    expect(created.config).toMatchObject({ max_bytes: 2 * GIB, max_msgs: 50_000, max_age: 48 * 3_600e9, discard: DiscardPolicy.New, retention: RetentionPolicy.Interest, num_replicas: 1 });
+    expect(created.config.subjects).toContain(ISSUE_EVENTS_DEAD_LETTER_SUBJECT);
+    // The delivery consumer exists from the start: with interest retention, a stream without it would keep nothing.
+    expect((await jsm.consumers.info(ISSUE_EVENTS_STREAM, DELIVERY_CONSUMER)).name).toBe(DELIVERY_CONSUMER);
+
+    const warnings: unknown[] = [];
+    const logger = { warn: (fields: unknown) => warnings.push(fields), info: () => {} };
+    const weaker = streamLimitsFrom({ ISSUE_EVENTS_REPLICAS: 1, ISSUE_EVENTS_MAX_BYTES: 1_048_576, ISSUE_EVENTS_MAX_MSGS: 1_000, ISSUE_EVENTS_MAX_AGE_HOURS: 1, ISSUE_EVENTS_DISCARD: 'old' });
+    const kept = await ensureIssueEventsStream(jsm, { limits: weaker, logger });
+    expect(kept.config).toMatchObject({ max_bytes: 2 * GIB, max_msgs: 50_000, max_age: 48 * 3_600e9, discard: DiscardPolicy.New });
+    expect(warnings).toHaveLength(1);
+    expect((warnings[0] as { kept: { limit: string }[] }).kept.map((entry) => entry.limit).sort()).toEqual(['discard', 'max_age', 'max_bytes', 'max_msgs']);
+
+    const stronger = { ...configured, max_bytes: 4 * GIB, max_msgs: -1 };
+    const raised = await ensureIssueEventsStream(jsm, { limits: stronger });
+    expect(raised.config).toMatchObject({ max_bytes: 4 * GIB, max_msgs: -1 });
+  });
+
+  it('moves a stream declared the old way (limits retention, discard old, no dead-letter subject) to the new one', async () => {
+    const jsm = await jetstreamManager(connection);
+    await jsm.streams.delete(ISSUE_EVENTS_STREAM);
+    await jsm.streams.add({ name: ISSUE_EVENTS_STREAM, subjects: ['issues.created', 'issues.updated'], retention: RetentionPolicy.Limits, discard: DiscardPolicy.Old, max_bytes: GIB, num_replicas: 1 });
+    const info = await ensureIssueEventsStream(jsm);
+    expect(info.config).toMatchObject({ retention: RetentionPolicy.Interest, discard: DiscardPolicy.New, max_bytes: GIB });
+    expect(info.config.subjects).toEqual(expect.arrayContaining(['issues.created', 'issues.updated', ISSUE_EVENTS_DEAD_LETTER_SUBJECT]));
+  });
+});
+
+describe('a full stream', () => {
+  const MAX_BYTES = 65_536;
+  let nats: NatsServer;
+  let system: System;
+  let connection: NatsConnection;
+
+  beforeAll(async () => {
+    nats = await startNatsServer();
+    system = await startSystem({
+      services: ['token', 'project', 'issue', 'gateway'],
+      env: { NATS_URL: nats.url, LOG_LEVEL: 'error' },
+      serviceEnv: { issue: { ISSUE_EVENTS_MAX_BYTES: MAX_BYTES, OUTBOX_POLL_INTERVAL_MS: 200 } },
+    });
+    connection = await connect({ servers: nats.url });
+  }, 120_000);
+  afterAll(async () => {
+    await connection?.close();
+    await system?.stop();
+    await nats?.stop();
+  });
+
+  const metric = async (name: string) => {
+    const text = await (await fetch(`${system.services.issue!.url}/metrics`)).text();
+    return Number(new RegExp(`^${name}(?:\\{[^}]*\\})? ([0-9.e+]+)$`, 'm').exec(text)?.[1] ?? Number.NaN);
+  };
+
+  it('refuses publishes when full: the relay backs off, the events wait in the outbox, and all go out once there is room', async () => {
+    const team = await bootstrapTeam(system, { teamName: 'Busy', organizationName: 'Busy org' });
+    const client = api(system, team.token);
+    const project = (await client.post(`/teams/${team.team_id}/organizations/${team.organization_id}/projects`, { name: 'Busy' })).body.id;
+    const path = `/teams/${team.team_id}/organizations/${team.organization_id}/projects/${project}/issues`;
+
+    // Nothing consumes the stream, so it fills up; ~150 events of ~700 bytes exceed 64 KiB.
+    const issueIds: number[] = [];
+    for (let i = 0; i < 150; i += 1) {
+      const response = await client.post(path, { title: `Queued ${i}`, description: 'x'.repeat(300) });
+      expect(response.status).toBe(201);
+      issueIds.push(response.body.id);
+    }
+    const jsm = await jetstreamManager(connection);
+    for (let waited = 0; !((await metric('worklane_outbox_backlog')) > 0 && (await jsm.streams.info(ISSUE_EVENTS_STREAM)).state.messages > 0); waited += 100) {
+      if (waited > 20_000) throw new Error('the stream never filled up');
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    const full = (await jsm.streams.info(ISSUE_EVENTS_STREAM)).state;
+    expect(full.bytes).toBeLessThanOrEqual(MAX_BYTES);
+    // Nothing was pushed out to make room: the first message is still the first one published.
+    expect(full.first_seq).toBe(1);
+    expect(await metric('worklane_stream_max_bytes')).toBe(MAX_BYTES);
+    expect(await metric('worklane_stream_bytes')).toBeGreaterThan(0);
+    expect(await metric('worklane_outbox_dead_lettered_total')).toBeNaN();
+
+    // The delivery service's part: take and ack the events, which frees the stream.
+    const consumer = await jetstream(connection).consumers.get(ISSUE_EVENTS_STREAM, DELIVERY_CONSUMER);
+    const seen = new Map<number, number>();
+    for (let waited = 0; seen.size < issueIds.length; waited += 1) {
+      if (waited > 60) throw new Error(`only ${seen.size} of ${issueIds.length} events arrived`);
+      const batch = await consumer.fetch({ max_messages: 100, expires: 1_000 });
+      for await (const message of batch) {
+        const payload = message.json<{ event: string; issue: { id: number } }>();
+        if (payload.event === 'issue.created') seen.set(payload.issue.id, (seen.get(payload.issue.id) ?? 0) + 1);
+        message.ack();
+      }
+    }
+    expect([...seen.keys()].sort((a, b) => a - b)).toEqual([...issueIds].sort((a, b) => a - b));
+    expect([...seen.values()].every((count) => count === 1)).toBe(true);
+    for (let waited = 0; (await metric('worklane_outbox_backlog')) !== 0; waited += 100) {
+      if (waited > 10_000) throw new Error('the outbox backlog did not drain');
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  });
+});

@@ -1,4 +1,5 @@
 import { baseServiceSchema, databaseSchema, grpcAddress, loadConfig, port, secretKey, z } from '@worklane/config';
+import { streamSettingsSchema } from '@worklane/messaging';
 import { DEFAULT_RETRY_SCHEDULE, parseRetrySchedule, receiverAddressSettings } from '@worklane/webhooks';
 
 const milliseconds = (defaultMs: number, max: number) => z.coerce.number().int().min(1).max(max).default(defaultMs);
@@ -31,6 +32,7 @@ export const configSchema = z.object({
   DELIVERY_LEASE_MS: z.coerce.number().int().min(1_000).max(600_000).optional().describe('How long a claimed delivery is reserved for its attempt; default: the attempt timeout plus 15 s'),
   DELIVERY_RETENTION_DAYS: z.coerce.number().min(1).max(3_650).default(30).describe('How long finished deliveries and their attempts stay in the delivery log'),
   EVENT_ACK_WAIT_MS: z.coerce.number().int().min(1_000).max(600_000).default(10_000).describe('How long JetStream waits for a replica to store an event\'s deliveries before offering it to another'),
+  ...streamSettingsSchema,
   EVENT_CONCURRENCY: z.coerce.number().int().min(1).max(500).default(32).describe('Events fanned out at once in this replica'),
 });
 

@@ -12,11 +12,13 @@ import {
   jetstream,
   jetstreamManager,
   natsAnswers,
+  streamLimitsFrom,
 } from '@worklane/messaging';
 import { exitOnStartupFailure, promClient } from '@worklane/observability';
 import { PinnedDispatchers, dnsServersLookup } from '@worklane/webhooks';
 import { createApp } from './app';
 import { grpcWebhookDirectory } from './clients/webhooks';
+import { recordDeadLettered } from './data/dead-letters';
 import { DeliveryStore } from './data/deliveries';
 import { EventConsumer } from './events/consumer';
 import { createDeliveryMetrics } from './metrics';
@@ -32,7 +34,7 @@ async function main(): Promise<void> {
   const nats = await connectNats(config.NATS_URL, 'delivery', logger);
   const jsm = await jetstreamManager(nats);
   const declare = async () => {
-    await ensureIssueEventsStream(jsm);
+    await ensureIssueEventsStream(jsm, { limits: streamLimitsFrom(config), logger });
     await ensureDeliveryConsumer(jsm, { ackWaitMs: config.EVENT_ACK_WAIT_MS });
   };
   await declare();
@@ -78,6 +80,7 @@ async function main(): Promise<void> {
     firstDelayMs: (config.WEBHOOK_RETRY_SCHEDULE[0] ?? 0) * 1000,
     declare,
     onDeliveriesCreated: () => sender.wake(),
+    recordDeadLettered: (event, notice, webhookIds) => recordDeadLettered(pool, event, notice, webhookIds),
   });
   sender.start();
   consumer.start();

@@ -17,8 +17,11 @@ export function deliveryId(eventId: string, webhookId: number): string {
 }
 
 export type DeliveryStatus = 'pending' | 'succeeded' | 'failed';
-/** Why a delivery failed: 410 Gone, retries used up, or its webhook deleted or deactivated before it could be sent. */
-export type FailureReason = 'gone' | 'exhausted' | 'webhook_deleted' | 'webhook_inactive';
+/**
+ * Why a delivery failed: 410 Gone, retries used up, its webhook deleted or deactivated before it
+ * could be sent, or its event dead-lettered (it could never be published; never attempted).
+ */
+export type FailureReason = 'gone' | 'exhausted' | 'webhook_deleted' | 'webhook_inactive' | 'dead_lettered';
 
 /** What the fan-out needs from an event; the body itself is delivered as it arrived. */
 export interface EventHeader {

@@ -1,5 +1,6 @@
 import {
   DELIVERY_CONSUMER,
+  ISSUE_EVENTS_DEAD_LETTER_SUBJECT,
   ISSUE_EVENTS_STREAM,
   SpanKind,
   captureTraceContext,
@@ -13,7 +14,7 @@ import type { Logger } from '@worklane/observability';
 import type { WebhookDirectory, WebhookTarget } from '../clients/webhooks';
 import type { DeliveryStore, EventFanOut } from '../data/deliveries';
 import { GroupCommit } from '../data/group-commit';
-import { parseEventHeader } from '../domain/delivery';
+import { parseEventHeader, type EventHeader } from '../domain/delivery';
 
 export interface EventConsumerOptions {
   js: JetStreamClient;
@@ -28,6 +29,8 @@ export interface EventConsumerOptions {
   declare: () => Promise<void>;
   /** Called when new deliveries are stored, to send them without waiting for a poll. */
   onDeliveriesCreated: () => void;
+  /** Records a dead-lettered event in the delivery log of the webhooks it was meant for. */
+  recordDeadLettered: (event: EventHeader, notice: Buffer, webhookIds: number[]) => Promise<number>;
 }
 
 /** Events arriving within this time are fanned out together: one question per team, one INSERT. */
@@ -139,6 +142,11 @@ export class EventConsumer {
    * before an event was committed is always among the answers.
    */
   private async fanOut(events: Omit<EventFanOut, 'webhookIds'>[]): Promise<number[]> {
+    return this.options.store.createForEvents(await this.withTargets(events));
+  }
+
+  /** The active webhooks of each event's team subscribed to it; one question per team and event name. */
+  private async withTargets<T extends { event: EventHeader }>(events: T[]): Promise<(T & { webhookIds: number[] })[]> {
     const questions = new Map<string, Promise<WebhookTarget[]>>();
     for (const { event } of events) {
       const key = `${event.team_id}/${event.event}`;
@@ -146,13 +154,24 @@ export class EventConsumer {
     }
     const answers = await Promise.all([...questions.values()]);
     const byKey = new Map([...questions.keys()].map((key, index) => [key, answers[index] as WebhookTarget[]]));
-    return this.options.store.createForEvents(
-      events.map((fanOut) => {
-        const { team_id: teamId, event } = fanOut.event;
-        const targets = (byKey.get(`${teamId}/${event}`) ?? []).filter((webhook) => webhook.active && webhook.teamId === teamId && webhook.events.includes(event));
-        return { ...fanOut, webhookIds: targets.map((webhook) => webhook.id) };
-      }),
-    );
+    return events.map((fanOut) => {
+      const { team_id: teamId, event } = fanOut.event;
+      const targets = (byKey.get(`${teamId}/${event}`) ?? []).filter((webhook) => webhook.active && webhook.teamId === teamId && webhook.events.includes(event));
+      return { ...fanOut, webhookIds: targets.map((webhook) => webhook.id) };
+    });
+  }
+
+  /** A dead-letter notice: nothing to send, an entry in the delivery log of each webhook it was meant for. */
+  private async recordDeadLetter(message: JsMsg, header: EventHeader): Promise<void> {
+    try {
+      const [target] = await this.withTargets([{ event: header }]);
+      const recorded = await this.options.recordDeadLettered(header, Buffer.from(message.data), target?.webhookIds ?? []);
+      message.ack();
+      this.options.logger.warn({ eventId: header.id, teamId: header.team_id, recorded }, 'recorded a dead-lettered event in the delivery log');
+    } catch (error) {
+      this.options.logger.warn({ err: error, eventId: header.id }, 'recording a dead-lettered event failed; it will be retried');
+      message.nak(RETRY_EVENT_MS);
+    }
   }
 
   private async handle(message: JsMsg): Promise<void> {
@@ -163,6 +182,7 @@ export class EventConsumer {
       message.term();
       return;
     }
+    if (message.subject === ISSUE_EVENTS_DEAD_LETTER_SUBJECT) return this.recordDeadLetter(message, header);
     await inSpan(
       `${message.subject} process`,
       {

@@ -35,7 +35,7 @@ const url = z
 // The length is checked before the items, so a huge array costs one error, not one per item.
 const events = z
   .array(z.unknown())
-  .max(WEBHOOK_EVENTS.length, { when: (payload) => Array.isArray(payload.value) })
+  .refine((items) => items.length <= WEBHOOK_EVENTS.length, { error: `The events field must not have more than ${WEBHOOK_EVENTS.length} items.`, abort: true })
   .pipe(z.array(z.enum(WEBHOOK_EVENTS)).min(1))
   .superRefine((names, context) => {
     names.forEach((name, index) => {

@@ -138,7 +138,10 @@ function created(response, what) {
 /** Where a service's Prometheus metrics are served. */
 const metricsUrl = (handle) => handle.metricsUrl ?? (handle.env.METRICS_PORT ? `http://127.0.0.1:${handle.env.METRICS_PORT}/metrics` : `${handle.url}/metrics`);
 
-/** The gauges a service exports (worklane_* and the event loop's p99 lag), by series. */
+/**
+ * The queue-like gauges a service exports, by series: its own worklane_* gauges (not the process
+ * defaults, nor settings such as limits and replicas) and the event loop's p99 lag.
+ */
 async function readGauges(handle) {
   const text = await (await fetch(metricsUrl(handle), { signal: AbortSignal.timeout(2_000) })).text();
   const gauges = new Set();
@@ -146,10 +149,13 @@ async function readGauges(handle) {
   for (const line of text.split('\n')) {
     const type = /^# TYPE (\S+) gauge$/.exec(line);
     if (type) gauges.add(type[1]);
-    const sample = /^([a-zA-Z_:][\w:]*)(\{[^}]*\})? (\S+)$/.exec(line);
+    const sample = /^([a-zA-Z_:][\w:]*)(?:\{([^}]*)\})? (\S+)$/.exec(line);
     if (!sample || !gauges.has(sample[1])) continue;
-    if (!sample[1].startsWith('worklane_') && sample[1] !== 'nodejs_eventloop_lag_p99_seconds') continue;
-    values[`${sample[1]}${sample[2] ?? ''}`] = Number(sample[3]);
+    const [, name, labels = '', value] = sample;
+    const eventLoop = /^(worklane_process_)?nodejs_eventloop_lag_p99_seconds$/.test(name);
+    if (!eventLoop && (!name.startsWith('worklane_') || name.startsWith('worklane_process_') || /_max_|_replicas$|_info$/.test(name))) continue;
+    const ownLabels = labels.split(',').filter((label) => label && !label.startsWith('service=')).join(',');
+    values[`${name}${ownLabels ? `{${ownLabels}}` : ''}`] = Number(value);
   }
   return values;
 }
@@ -383,21 +389,25 @@ try {
   const deaths = SERVICES.filter((name) => system.services[name].process.exitCode !== null || system.services[name].process.signalCode !== null);
 
   // Figures.
+  // An event of the victim's is lost when its delivery never arrived: committed and not delivered,
+  // or refused by the API (5xx, no answer) and so never made at all.
   const phaseFigures = (inPhase) => {
     const sends = [...victimSends].filter(([, record]) => inPhase(record.intendedAt));
     const statuses = {};
     const commitToReceipt = [];
     const dueToReceipt = [];
     let ok = 0;
-    let lost = 0;
+    let notDelivered = 0;
+    let refused = 0;
     let afterAttack = 0;
     for (const [n, record] of sends) {
       tally(statuses, record.status);
-      if (record.status !== 200 && record.status !== 201) continue;
-      ok += 1;
+      const accepted = record.status === 200 || record.status === 201;
+      if (accepted) ok += 1;
       const receipt = receipts.get(n);
       if (!receipt) {
-        lost += 1;
+        if (accepted) notDelivered += 1;
+        else refused += 1;
         continue;
       }
       commitToReceipt.push(receipt.receivedAt - receipt.createdAt);
@@ -407,7 +417,7 @@ try {
     commitToReceipt.sort((a, b) => a - b);
     dueToReceipt.sort((a, b) => a - b);
     const p = (sorted) => ({ p50: percentile(sorted, 50), p99: percentile(sorted, 99), max: sorted[sorted.length - 1] ?? NaN });
-    return { sent: sends.length, ok, failed: sends.length - ok, statuses, lost, afterAttack, commit: p(commitToReceipt), due: p(dueToReceipt) };
+    return { sent: sends.length, ok, received: commitToReceipt.length, statuses, notDelivered, refused, lost: notDelivered + refused, afterAttack, commit: p(commitToReceipt), due: p(dueToReceipt) };
   };
   const alone = phaseFigures((at) => at < attackStart);
   const attack = phaseFigures((at) => at >= attackStart);
@@ -428,10 +438,10 @@ try {
     `Isolation benchmark: victim ${VICTIM_RATE} events/s to 1 healthy HTTPS webhook; attacker ${ATTACK_RATE} events/s to ${hostileWebhookIds.length} webhooks (${BLACKHOLES} never answer, ${SLOW} answer after ${SLOW_DELAY_MS} ms), ${os.cpus().length} CPUs`,
     '',
     `victim, event commit to receipt (from the request's due time in brackets):`,
-    `  alone (${ALONE_S} s, ${alone.ok} events):        p50 ${f(alone.commit.p50)} ms  p99 ${f(alone.commit.p99)} ms  max ${f(alone.commit.max)} ms   [p50 ${f(alone.due.p50)}  p99 ${f(alone.due.p99)} ms]`,
-    `  under attack (${ATTACK_S} s, ${attack.ok} events): p50 ${f(attack.commit.p50)} ms  p99 ${f(attack.commit.p99)} ms  max ${f(attack.commit.max)} ms   [p50 ${f(attack.due.p50)}  p99 ${f(attack.due.p99)} ms]`,
+    `  alone (${ALONE_S} s, ${alone.received} of ${alone.sent} events received):        p50 ${f(alone.commit.p50)} ms  p99 ${f(alone.commit.p99)} ms  max ${f(alone.commit.max)} ms   [p50 ${f(alone.due.p50)}  p99 ${f(alone.due.p99)} ms]`,
+    `  under attack (${ATTACK_S} s, ${attack.received} of ${attack.sent} events received): p50 ${f(attack.commit.p50)} ms  p99 ${f(attack.commit.p99)} ms  max ${f(attack.commit.max)} ms   [p50 ${f(attack.due.p50)}  p99 ${f(attack.due.p99)} ms]`,
     `  p99 under attack / alone: ${f(ratio, 2)} (target <= ${TARGET_P99_RATIO}: ${pass(ratio <= TARGET_P99_RATIO)})`,
-    `  lost (committed, never received within ${GRACE_S} s after the attack): ${victimLost} (target 0: ${pass(victimLost === 0)}); received only after the attack ended: ${attack.afterAttack}`,
+    `  lost: ${victimLost} (target 0: ${pass(victimLost === 0)}): ${alone.notDelivered + attack.notDelivered} committed and not received within ${GRACE_S} s after the attack, ${alone.refused + attack.refused} refused by the API; received only after the attack ended: ${attack.afterAttack}`,
     `  victim API answers: alone ${statusList(alone.statuses)}; under attack ${statusList(attack.statuses)}`,
     '',
     'hostile team:',

@@ -76,3 +76,4 @@ export function databaseSchema(serviceName: string) {
     MIGRATE_ON_START: flag(true).describe("Apply this service's migrations at start"),
   };
 }
+export { pagingSettings, teamQuota } from './limits';

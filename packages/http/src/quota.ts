@@ -19,6 +19,11 @@ export class QuotaExceededHttpError extends HttpError {
   override get body(): ErrorBody & { code: string; limit: number } {
     return { message: this.message, code: QUOTA_EXCEEDED, limit: this.limit };
   }
+
+  /** The message is Worklane's own and short; nothing to bound. */
+  override boundedBody(): ErrorBody & { code: string; limit: number } {
+    return this.body;
+  }
 }
 
 /** The HTTP answer to a quota error of the data layer (anything else is passed through). */

@@ -4,6 +4,7 @@ import { createGrpcServer, type GrpcServer } from '@worklane/grpc';
 import { createServiceApp } from '@worklane/http';
 import { promClient, type Logger, type ServiceMetrics } from '@worklane/observability';
 import { loadProto, type ProjectProto } from '@worklane/proto';
+import { projectLimits, type ProjectLimits } from './config';
 import { organizationRoutes } from './routes/organizations';
 import { projectRoutes } from './routes/projects';
 import { projectDirectoryHandlers } from './rpc/project-directory';
@@ -15,6 +16,8 @@ export interface AppDeps {
   /** IDENTITY_SIGNING_KEY: verifies the gateway's identity headers and internal gRPC callers. */
   identityKey: string;
   isReady: () => boolean | Promise<boolean>;
+  /** Page sizes and per-team quotas; the configuration's defaults when not given. */
+  limits?: ProjectLimits;
 }
 
 export interface ProjectApp {
@@ -32,6 +35,7 @@ export function createApp(deps: AppDeps): ProjectApp {
     registers: [deps.metrics.registry],
   });
   const onSlugConflict = () => slugConflicts.inc();
+  const limits = deps.limits ?? projectLimits();
 
   const http = createServiceApp({
     logger: deps.logger,
@@ -39,13 +43,13 @@ export function createApp(deps: AppDeps): ProjectApp {
     isReady: deps.isReady,
     identityKey: deps.identityKey,
     routes: (router) => {
-      organizationRoutes(router, deps.pool);
-      projectRoutes(router, deps.pool, onSlugConflict);
+      organizationRoutes(router, { pool: deps.pool, pageLimits: limits.pageLimits, maxOrganizations: limits.maxOrganizations });
+      projectRoutes(router, { pool: deps.pool, onSlugConflict, pageLimits: limits.pageLimits, maxProjects: limits.maxProjects });
     },
   });
 
   const { v1 } = loadProto<ProjectProto>('project').worklane.project;
   const grpc = createGrpcServer({ logger: deps.logger, metrics: deps.metrics, signingKey: deps.identityKey });
-  grpc.addService(v1.ProjectDirectory.service, projectDirectoryHandlers(deps.pool));
+  grpc.addService(v1.ProjectDirectory.service, projectDirectoryHandlers(deps.pool, limits));
   return { http, grpc };
 }

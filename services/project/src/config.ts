@@ -1,4 +1,4 @@
-import { baseServiceSchema, databaseSchema, grpcAddress, loadConfig, port, secretKey, z } from '@worklane/config';
+import { baseServiceSchema, databaseSchema, grpcAddress, loadConfig, pagingSettings, port, secretKey, teamQuota, z } from '@worklane/config';
 
 export const configSchema = z.object({
   ...baseServiceSchema('project'),
@@ -6,8 +6,24 @@ export const configSchema = z.object({
   HTTP_PORT: port(8081).describe('HTTP port of the API, /healthz, /readyz and /metrics'),
   GRPC_PORT: port(7002).describe('Port of the internal ProjectDirectory gRPC service'),
   IDENTITY_SIGNING_KEY: secretKey().describe('Key that verifies identities signed by the gateway and internal gRPC callers'),
+  ...pagingSettings,
+  TEAM_MAX_ORGANIZATIONS: teamQuota(50, 'Organizations'),
+  TEAM_MAX_PROJECTS: teamQuota(1_000, 'Projects (over all its organizations)'),
 });
 
 export type Config = z.infer<typeof configSchema>;
 
 export const loadProjectConfig = (env?: Record<string, string | undefined>) => loadConfig(configSchema, env);
+
+/** The list and quota limits of a parsed configuration; missing settings take their defaults. */
+export function projectLimits(config: Partial<Pick<Config, 'LIST_DEFAULT_LIMIT' | 'LIST_MAX_LIMIT' | 'TEAM_MAX_ORGANIZATIONS' | 'TEAM_MAX_PROJECTS'>> = {}) {
+  const { shape } = configSchema;
+  const maxLimit = shape.LIST_MAX_LIMIT.parse(config.LIST_MAX_LIMIT);
+  return {
+    pageLimits: { defaultLimit: Math.min(shape.LIST_DEFAULT_LIMIT.parse(config.LIST_DEFAULT_LIMIT), maxLimit), maxLimit },
+    maxOrganizations: shape.TEAM_MAX_ORGANIZATIONS.parse(config.TEAM_MAX_ORGANIZATIONS),
+    maxProjects: shape.TEAM_MAX_PROJECTS.parse(config.TEAM_MAX_PROJECTS),
+  };
+}
+
+export type ProjectLimits = ReturnType<typeof projectLimits>;

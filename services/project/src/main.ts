@@ -4,6 +4,7 @@ import { openServiceDatabase, pingDatabase } from '@worklane/db';
 import { closeHttpServer, listen } from '@worklane/http';
 import { exitOnStartupFailure } from '@worklane/observability';
 import { createApp } from './app';
+import { projectLimits } from './config';
 
 const MIGRATIONS = join(__dirname, '..', 'migrations');
 
@@ -17,6 +18,7 @@ async function main(): Promise<void> {
     metrics,
     identityKey: config.IDENTITY_SIGNING_KEY,
     isReady: async () => lifecycle.ready && pingDatabase(pool),
+    limits: projectLimits(config),
   });
   const grpcPort = await app.grpc.listen(config.HOST, config.GRPC_PORT);
   const server = await listen(app.http, config.HTTP_PORT, config.HOST);

@@ -3,6 +3,7 @@
 // independent of the gateway in front of it.
 import request from 'supertest';
 import { signIdentity } from '@worklane/http';
+import { signerOf, signingKeyPairs } from '@worklane/testing';
 import { startDirectProjectService, type DirectProjectService } from './support/direct';
 
 const TIMESTAMP = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/;
@@ -52,7 +53,9 @@ describe('organizations', () => {
     const b = await newOrganization(TEAM, 'List B');
     const response = await team().get(`/api/v1/teams/${TEAM}/organizations`);
     expect(response.status).toBe(200);
-    expect(Object.keys(response.body)).toEqual(['data']);
+    // An extension list: paged by default, the next cursor beside the data (null: last page).
+    expect(Object.keys(response.body)).toEqual(['data', 'next_cursor']);
+    expect(response.body.next_cursor).toBeNull();
     const ids = response.body.data.map((organization: { id: number }) => organization.id);
     expect(ids).toEqual([...ids].sort((x: number, y: number) => x - y));
     expect(ids).toEqual(expect.arrayContaining([a, b]));
@@ -388,7 +391,7 @@ describe('identity', () => {
     expect(anonymous.body).toEqual({ message: 'Unauthenticated.' });
     const forged = await request(service.app.http)
       .get(path)
-      .set(signIdentity('f'.repeat(64), 'GET', path, { teamId: TEAM, userId: 1, tokenId: 1 }));
+      .set(signIdentity(signerOf(signingKeyPairs(), 'gateway'), 'GET', path, { teamId: TEAM, userId: 1, tokenId: 1 }));
     expect(forged.status).toBe(401);
     // A signature for one team's identity cannot be replayed with another team's id.
     const signed = signIdentity(service.identityKey, 'GET', path, { teamId: TEAM, userId: 1, tokenId: 1 });

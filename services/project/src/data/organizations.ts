@@ -1,4 +1,4 @@
-import { timestamp, type Queryable } from '@worklane/db';
+import { claimTeamQuota, timestamp, withTransaction, type Pool, type Queryable } from '@worklane/db';
 
 export interface Organization {
   id: number;
@@ -10,13 +10,28 @@ export interface Organization {
 
 const COLUMNS = `id, team_id, name, ${timestamp('created_at')}, ${timestamp('updated_at')}`;
 
-/** The team's organizations in creation order. */
-export async function listOrganizations(db: Queryable, teamId: number): Promise<Organization[]> {
-  const { rows } = await db.query<Organization>(`SELECT ${COLUMNS} FROM organizations WHERE team_id = $1 ORDER BY id`, [teamId]);
+/**
+ * The team's organizations in creation order: after id `afterId` when given, at most `take` of
+ * them (all when `take` is undefined, a set the per-team quota bounds).
+ */
+export async function listOrganizations(db: Queryable, teamId: number, page: { take?: number | undefined; afterId?: number | undefined } = {}): Promise<Organization[]> {
+  const { rows } = await db.query<Organization>(
+    `SELECT ${COLUMNS} FROM organizations WHERE team_id = $1 AND id > $2 ORDER BY id LIMIT $3`,
+    [teamId, page.afterId ?? 0, page.take ?? null],
+  );
   return rows;
 }
 
-export async function createOrganization(db: Queryable, teamId: number, name: string): Promise<Organization> {
-  const { rows } = await db.query<Organization>(`INSERT INTO organizations (team_id, name) VALUES ($1, $2) RETURNING ${COLUMNS}`, [teamId, name]);
-  return rows[0]!;
+/** Creates an organization unless the team holds `limit` already (TeamQuotaExceededError). */
+export function createOrganization(pool: Pool, teamId: number, name: string, limit: number): Promise<Organization> {
+  return withTransaction(pool, async (client) => {
+    await claimTeamQuota(client, {
+      resource: 'organizations',
+      teamId,
+      limit,
+      count: async (db) => Number((await db.query<{ n: string }>('SELECT count(*) AS n FROM organizations WHERE team_id = $1', [teamId])).rows[0]!.n),
+    });
+    const { rows } = await client.query<Organization>(`INSERT INTO organizations (team_id, name) VALUES ($1, $2) RETURNING ${COLUMNS}`, [teamId, name]);
+    return rows[0]!;
+  });
 }

@@ -1,4 +1,4 @@
-import { isUniqueViolation, timestamp, withTransaction, type Pool, type PoolClient, type Queryable } from '@worklane/db';
+import { claimTeamQuota, isUniqueViolation, timestamp, withTransaction, type Pool, type PoolClient, type Queryable } from '@worklane/db';
 import { MAX_SLUG_LENGTH, slugCandidatePrefix, slugify } from '../domain/slug';
 
 /** ProjectResource: exactly the fields of SPEC.md 2.1. */
@@ -100,14 +100,24 @@ async function retryingSlugRaces<T>(attempt: (serialised: boolean) => Promise<T>
   }
 }
 
-/** The organization's projects in creation order; undefined when the organization is not in the team. */
-export async function listProjects(db: Queryable, scope: ProjectScope): Promise<Project[] | undefined> {
+/**
+ * The organization's projects in creation order, after id `afterId` when given, at most `take`
+ * of them (all when `take` is undefined: a set the per-team quota bounds). Undefined when the
+ * organization is not in the team. The cursor sits in the join, so an organization past its last
+ * project still yields its one row with no project, telling "empty" from "not yours".
+ */
+export async function listProjects(
+  db: Queryable,
+  scope: ProjectScope,
+  page: { take?: number | undefined; afterId?: number | undefined } = {},
+): Promise<Project[] | undefined> {
   const { rows } = await db.query<Project>(
     `SELECT ${columns('p')}
-       FROM organizations o LEFT JOIN projects p ON p.organization_id = o.id
+       FROM organizations o LEFT JOIN projects p ON p.organization_id = o.id AND p.id > $3
       WHERE o.id = $1 AND o.team_id = $2
-      ORDER BY p.id`,
-    [scope.organizationId, scope.teamId],
+      ORDER BY p.id
+      LIMIT $4`,
+    [scope.organizationId, scope.teamId, page.afterId ?? 0, page.take ?? null],
   );
   if (rows.length === 0) return undefined;
   return rows.filter((row) => row.id !== null);
@@ -124,17 +134,38 @@ export async function findProject(db: Queryable, scope: ProjectScope, projectId:
   return rows[0];
 }
 
-/** Creates a project with the smallest free slug of its name; undefined when the organization is not in the team. */
-export function createProject(pool: Pool, scope: ProjectScope, project: NewProject, onConflict?: OnSlugConflict): Promise<Project | undefined> {
+/** How many projects the team holds, over all its organizations. */
+async function countTeamProjects(db: Queryable, teamId: number): Promise<number> {
+  const { rows } = await db.query<{ n: string }>(
+    `SELECT count(*) AS n FROM projects p JOIN organizations o ON o.id = p.organization_id WHERE o.team_id = $1`,
+    [teamId],
+  );
+  return Number(rows[0]!.n);
+}
+
+/**
+ * Creates a project with the smallest free slug of its name; undefined when the organization is
+ * not in the team; TeamQuotaExceededError when the team holds `maxProjects` already. The quota
+ * lock serialises creates within a team, which also makes the slug race rare.
+ */
+export function createProject(
+  pool: Pool,
+  scope: ProjectScope,
+  project: NewProject,
+  maxProjects: number,
+  onConflict?: OnSlugConflict,
+): Promise<Project | undefined> {
   const base = slugify(project.name);
   const values = [scope.organizationId, scope.teamId, base, slugPattern(base), project.name, project.description ?? null, project.github_repository ?? null];
-  return retryingSlugRaces(async (serialised) => {
-    if (!serialised) return (await pool.query<Project>(INSERT_PROJECT, values)).rows[0];
-    return withTransaction(pool, async (client) => {
-      await lockSlugs(client, scope.organizationId);
-      return (await client.query<Project>(INSERT_PROJECT, values)).rows[0];
-    });
-  }, onConflict);
+  return retryingSlugRaces(
+    (serialised) =>
+      withTransaction(pool, async (client) => {
+        await claimTeamQuota(client, { resource: 'projects', teamId: scope.teamId, limit: maxProjects, count: (db) => countTeamProjects(db, scope.teamId) });
+        if (serialised) await lockSlugs(client, scope.organizationId);
+        return (await client.query<Project>(INSERT_PROJECT, values)).rows[0];
+      }),
+    onConflict,
+  );
 }
 
 /**

@@ -1,20 +1,33 @@
 import type { Router } from 'express';
 import type { Pool } from '@worklane/db';
-import { parseBody, resource } from '@worklane/http';
+import { byId, parseBody, readPage, resource, rowsToFetch, sendPage, withQuotaAnswer, type PageLimits } from '@worklane/http';
 import { createOrganization, listOrganizations } from '../data/organizations';
 import { createOrganizationInput } from '../domain/project-input';
 import { teamScope } from './scope';
 
-export function organizationRoutes(router: Router, pool: Pool): void {
+export interface OrganizationRouteDeps {
+  pool: Pool;
+  pageLimits: PageLimits;
+  /** TEAM_MAX_ORGANIZATIONS. */
+  maxOrganizations: number;
+}
+
+/** Organizations in creation order, paged by default (an extension list). */
+const ORGANIZATIONS = byId('organizations');
+
+export function organizationRoutes(router: Router, deps: OrganizationRouteDeps): void {
+  const { pool } = deps;
   resource(router, '/api/v1/teams/:team/organizations', {
     get: async (req, res) => {
       const { teamId } = teamScope(req);
-      res.json({ data: await listOrganizations(pool, teamId) });
+      const page = readPage(req, ORGANIZATIONS, deps.pageLimits, 'always')!;
+      const rows = await listOrganizations(pool, teamId, { take: rowsToFetch(page), afterId: page.after });
+      sendPage(req, res, ORGANIZATIONS, page, rows, (organization) => organization.id);
     },
     post: async (req, res) => {
       const { teamId } = teamScope(req);
       const input = parseBody(createOrganizationInput, req.body ?? {});
-      res.status(201).json(await createOrganization(pool, teamId, input.name));
+      res.status(201).json(await withQuotaAnswer(() => createOrganization(pool, teamId, input.name, deps.maxOrganizations)));
     },
   });
 }

@@ -1,23 +1,38 @@
 import type { Router } from 'express';
 import type { Pool } from '@worklane/db';
-import { idParam, notFound, parseBody, resource } from '@worklane/http';
+import { byId, idParam, notFound, parseBody, readPage, resource, rowsToFetch, sendPage, withQuotaAnswer, type PageLimits } from '@worklane/http';
 import { createProject, findProject, listProjects, updateProject, type OnSlugConflict } from '../data/projects';
 import { createProjectInput, updateProjectInput } from '../domain/project-input';
 import { organizationScope } from './scope';
 
 const PROJECTS = '/api/v1/teams/:team/organizations/:organization/projects';
 
-export function projectRoutes(router: Router, pool: Pool, onSlugConflict: OnSlugConflict): void {
+/** Projects in creation order: the whole set unless `limit` or `cursor` asks for a page. */
+const PROJECT_LIST = byId('projects');
+
+export interface ProjectRouteDeps {
+  pool: Pool;
+  onSlugConflict: OnSlugConflict;
+  pageLimits: PageLimits;
+  /** TEAM_MAX_PROJECTS. */
+  maxProjects: number;
+}
+
+export function projectRoutes(router: Router, deps: ProjectRouteDeps): void {
+  const { pool, onSlugConflict } = deps;
   resource(router, PROJECTS, {
     get: async (req, res) => {
-      const projects = await listProjects(pool, organizationScope(req));
+      const scope = organizationScope(req);
+      const page = readPage(req, PROJECT_LIST, deps.pageLimits, 'on-request');
+      const projects = await listProjects(pool, scope, page && { take: rowsToFetch(page), afterId: page.after });
       if (!projects) throw notFound();
-      res.json({ data: projects });
+      if (!page) return void res.json({ data: projects });
+      sendPage(req, res, PROJECT_LIST, page, projects, (project) => project.id);
     },
     post: async (req, res) => {
       const scope = organizationScope(req);
       const input = parseBody(createProjectInput, req.body ?? {});
-      const project = await createProject(pool, scope, input, onSlugConflict);
+      const project = await withQuotaAnswer(() => createProject(pool, scope, input, deps.maxProjects, onSlugConflict));
       if (!project) throw notFound();
       res
         .status(201)

@@ -1,5 +1,5 @@
-import type { Pool } from '@worklane/db';
-import { RpcError, type UnaryHandler } from '@worklane/grpc';
+import { TeamQuotaExceededError, type Pool } from '@worklane/db';
+import { RpcError, grpc, type UnaryHandler } from '@worklane/grpc';
 import type { projectV1 } from '@worklane/proto';
 import { z } from 'zod';
 import { createOrganization, listOrganizations, type Organization } from '../data/organizations';
@@ -41,11 +41,16 @@ type Handlers = {
 };
 
 /** ProjectDirectory: organization set-up for the CLI and project lookups for the issue service. */
-export function projectDirectoryHandlers(pool: Pool): Handlers {
+export function projectDirectoryHandlers(pool: Pool, quotas: { maxOrganizations: number }): Handlers {
   return {
     async CreateOrganization(request) {
       const { team_id, name } = parseRequest(createOrganizationRequest, request, MESSAGES);
-      return toOrganization(await createOrganization(pool, team_id, name));
+      try {
+        return toOrganization(await createOrganization(pool, team_id, name, quotas.maxOrganizations));
+      } catch (error) {
+        if (error instanceof TeamQuotaExceededError) throw new RpcError(grpc.status.RESOURCE_EXHAUSTED, error.message);
+        throw error;
+      }
     },
     async ListOrganizations(request) {
       const { team_id } = parseRequest(listOrganizationsRequest, request, MESSAGES);

@@ -6,15 +6,95 @@ const LAG_BUCKETS = [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 3
 /** Outcome label of a finished delivery. */
 export type DeliveryOutcome = 'succeeded' | 'gone' | 'exhausted' | 'webhook_deleted' | 'webhook_inactive';
 
+/** What the sending queue's gauges read when scraped. */
+export interface QueueSource {
+  inFlight(): number;
+  teamsSending(): number;
+  teamsAtBudget(): number;
+  breakers(): Record<'closed' | 'open' | 'half_open', number>;
+}
+
 export interface DeliveryMetrics {
   deliveries: promClient.Counter<'outcome'>;
   attemptDuration: promClient.Histogram<'result'>;
   lag: promClient.Histogram;
   retriesScheduled: promClient.Counter;
+  /** How late attempts start after they were due (the queue's wait). */
+  scheduleDelay: promClient.Histogram;
+  /** A team's attempts in flight, observed as each attempt starts (no per-team label). */
+  teamInFlight: promClient.Histogram;
+  deferred: promClient.Counter;
+  breakerTransitions: promClient.Counter<'to'>;
+  /** Binds the gauges to the sender. */
+  observeQueue(source: QueueSource): void;
 }
 
+const DELAY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300];
+const IN_FLIGHT_BUCKETS = [1, 2, 4, 8, 16, 32, 64, 128, 256];
+
 export function createDeliveryMetrics(registry: Registry): DeliveryMetrics {
+  let source: QueueSource | undefined;
+  new promClient.Gauge({
+    name: 'worklane_delivery_attempts_in_flight',
+    help: 'Delivery attempts in flight in this replica, all teams together',
+    registers: [registry],
+    collect() {
+      if (source) this.set(source.inFlight());
+    },
+  });
+  new promClient.Gauge({
+    name: 'worklane_delivery_teams_sending',
+    help: 'Teams with delivery attempts in flight in this replica',
+    registers: [registry],
+    collect() {
+      if (source) this.set(source.teamsSending());
+    },
+  });
+  new promClient.Gauge({
+    name: 'worklane_delivery_teams_at_budget',
+    help: 'Teams using their whole concurrency budget (DELIVERY_CONCURRENCY_PER_TEAM) in this replica',
+    registers: [registry],
+    collect() {
+      if (source) this.set(source.teamsAtBudget());
+    },
+  });
+  new promClient.Gauge({
+    name: 'worklane_webhook_circuit_breakers',
+    help: 'Endpoints by circuit breaker state in this replica (closed: those with recent failures)',
+    labelNames: ['state'],
+    registers: [registry],
+    collect() {
+      if (!source) return;
+      for (const [state, count] of Object.entries(source.breakers())) this.set({ state }, count);
+    },
+  });
   return {
+    observeQueue(next) {
+      source = next;
+    },
+    scheduleDelay: new promClient.Histogram({
+      name: 'worklane_delivery_schedule_delay_seconds',
+      help: 'Time from a delivery attempt being due to its start: how long it waited for a sending slot',
+      buckets: DELAY_BUCKETS,
+      registers: [registry],
+    }),
+    teamInFlight: new promClient.Histogram({
+      name: 'worklane_delivery_team_in_flight',
+      help: "A team's attempts in flight in this replica, observed as each of its attempts starts",
+      buckets: IN_FLIGHT_BUCKETS,
+      registers: [registry],
+    }),
+    deferred: new promClient.Counter({
+      name: 'worklane_webhook_deliveries_deferred_total',
+      help: 'Deliveries moved to the end of their endpoint\'s circuit-breaker cool-down (no attempt counted)',
+      registers: [registry],
+    }),
+    breakerTransitions: new promClient.Counter({
+      name: 'worklane_webhook_circuit_transitions_total',
+      help: 'Circuit breaker transitions of endpoints, by the state entered (open, closed)',
+      labelNames: ['to'],
+      registers: [registry],
+    }),
     deliveries: new promClient.Counter({
       name: 'worklane_webhook_deliveries_total',
       help: 'Deliveries that reached a final state, by outcome',

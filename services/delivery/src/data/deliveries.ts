@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { timestamp, type Pool } from '@worklane/db';
 import type { DeliveryStatus, EventHeader, FailureReason } from '../domain/delivery';
 import { deliveryId } from '../domain/delivery';
+import type { ClaimBudget } from '../sending/budgets';
 
 /** A delivery as the API shows it. */
 export interface DeliveryRecord {
@@ -45,6 +46,8 @@ export interface ClaimedDelivery {
   traceContext: Record<string, string> | null;
   attemptCount: number;
   eventCreatedAtMs: number;
+  /** When the attempt was due (ms since the epoch), to measure how late it starts. */
+  dueAtMs: number;
   /** Redeliveries resend old events; their age says nothing about delivery lag. */
   isRedelivery: boolean;
   leaseToken: string;
@@ -170,40 +173,102 @@ export class DeliveryStore {
   }
 
   /**
-   * Claims up to `limit` due deliveries for one lease, at most `perWebhook` in flight per webhook
-   * counting `inFlight` (the attempts this replica is already making). Rows locked by another
-   * replica's claim are skipped, so replicas never claim the same delivery.
+   * Claims due deliveries for one lease, fairly: teams take turns (each team's first delivery,
+   * then each team's second...), and inside a team its endpoints take turns, within the budgets of
+   * `budget` (what each team and endpoint may still start, who may start nothing). Teams are found
+   * by a skip scan of the pending index, so one team's backlog is never read to find another
+   * team's due delivery. Rows locked by another replica's claim are skipped, so replicas never
+   * claim the same delivery. `rotateAfter` starts the turn after that team when more teams are
+   * due than one claim serves.
    */
-  async claimDue(limit: number, perWebhook: number, inFlight: ReadonlyMap<number, number>, leaseMs: number): Promise<ClaimedDelivery[]> {
+  async claimDue(budget: ClaimBudget, leaseMs: number, rotateAfter = 0): Promise<ClaimedDelivery[]> {
+    if (budget.limit <= 0) return [];
     const leaseToken = randomUUID();
-    const busy = [...inFlight].filter(([, count]) => count >= perWebhook).map(([webhookId]) => webhookId);
-    const partly = [...inFlight].filter(([, count]) => count < perWebhook);
     const { rows } = await this.pool.query<Omit<ClaimedDelivery, 'leaseToken'>>({
-      name: 'deliveries-claim-due',
-      text: `WITH candidates AS (
-         SELECT id, webhook_id, next_attempt_at FROM deliveries
-         WHERE status = 'pending' AND next_attempt_at <= now() AND NOT (webhook_id = ANY($3::bigint[]))
-         ORDER BY next_attempt_at
-         LIMIT $4
-         FOR UPDATE SKIP LOCKED
-       ), ranked AS (
-         SELECT candidates.id,
-                row_number() OVER (PARTITION BY candidates.webhook_id ORDER BY candidates.next_attempt_at) + coalesce(in_flight.count, 0) AS slot
-         FROM candidates
-         LEFT JOIN unnest($5::bigint[], $6::int[]) AS in_flight (webhook_id, count) USING (webhook_id)
+      name: 'deliveries-claim-due-fair',
+      text: `WITH RECURSIVE pending_teams (team_id) AS (
+         (SELECT team_id FROM deliveries WHERE status = 'pending' ORDER BY team_id LIMIT 1)
+         UNION ALL
+         SELECT (SELECT d.team_id FROM deliveries AS d WHERE d.status = 'pending' AND d.team_id > p.team_id ORDER BY d.team_id LIMIT 1)
+         FROM pending_teams AS p WHERE p.team_id IS NOT NULL
+       ), due_teams AS (
+         SELECT p.team_id, least(coalesce(allowed.left_over, $3), $2) AS allowance
+         FROM pending_teams AS p
+         LEFT JOIN unnest($5::bigint[], $6::int[]) AS allowed (team_id, left_over) USING (team_id)
+         WHERE p.team_id IS NOT NULL
+           AND NOT (p.team_id = ANY($4::bigint[]))
+           AND (SELECT min(d.next_attempt_at) FROM deliveries AS d WHERE d.status = 'pending' AND d.team_id = p.team_id) <= now()
+         ORDER BY p.team_id <= $11, p.team_id
+         LIMIT $2
+       ), candidates AS (
+         SELECT c.* FROM due_teams AS t CROSS JOIN LATERAL (
+           SELECT d.id, d.team_id, d.webhook_id, d.next_attempt_at FROM deliveries AS d
+           WHERE d.team_id = t.team_id AND d.status = 'pending' AND d.next_attempt_at <= now()
+             AND NOT (d.webhook_id = ANY($7::bigint[]))
+           ORDER BY d.next_attempt_at
+           LIMIT t.allowance
+           FOR UPDATE SKIP LOCKED
+         ) AS c
+       ), fitting AS (
+         SELECT c.id, c.team_id, c.webhook_id, c.next_attempt_at,
+                row_number() OVER (PARTITION BY c.webhook_id ORDER BY c.next_attempt_at) AS webhook_turn,
+                coalesce(allowed.left_over, $10) AS webhook_allowance
+         FROM candidates AS c
+         LEFT JOIN unnest($8::bigint[], $9::int[]) AS allowed (webhook_id, left_over) USING (webhook_id)
+       ), turns AS (
+         SELECT f.id, f.team_id, f.next_attempt_at,
+                row_number() OVER (PARTITION BY f.team_id ORDER BY f.webhook_turn, f.next_attempt_at) AS team_turn
+         FROM fitting AS f WHERE f.webhook_turn <= f.webhook_allowance
        ), chosen AS (
-         SELECT id FROM ranked WHERE slot <= $7
+         SELECT turns.id, turns.next_attempt_at AS due_at FROM turns JOIN due_teams USING (team_id)
+         WHERE turns.team_turn <= due_teams.allowance
+         ORDER BY turns.team_turn, turns.next_attempt_at
+         LIMIT $2
        )
-       UPDATE deliveries AS d SET lease_token = $1, next_attempt_at = now() + make_interval(secs => $2)
+       UPDATE deliveries AS d SET lease_token = $1, next_attempt_at = now() + make_interval(secs => $12)
        FROM chosen
        WHERE d.id = chosen.id
        RETURNING d.id, d.event_id AS "eventId", d.event, d.team_id AS "teamId", d.webhook_id AS "webhookId", d.body,
                  d.trace_context AS "traceContext", d.attempt_count AS "attemptCount",
                  (extract(epoch FROM d.event_created_at) * 1000)::float8 AS "eventCreatedAtMs",
+                 (extract(epoch FROM chosen.due_at) * 1000)::float8 AS "dueAtMs",
                  d.redelivery_of IS NOT NULL AS "isRedelivery"`,
-      values: [leaseToken, leaseMs / 1000, busy, limit, partly.map(([webhookId]) => webhookId), partly.map(([, count]) => count), perWebhook],
+      values: [
+        leaseToken,
+        budget.limit,
+        budget.perTeam,
+        budget.blockedTeams,
+        budget.teamAllowances.map(([teamId]) => teamId),
+        budget.teamAllowances.map(([, left]) => left),
+        budget.blockedWebhooks,
+        budget.webhookAllowances.map(([webhookId]) => webhookId),
+        budget.webhookAllowances.map(([, left]) => left),
+        budget.perWebhook,
+        rotateAfter,
+        leaseMs / 1000,
+      ],
     });
+    // The UPDATE returns rows in no particular order; keep the fair order for launching.
     return rows.map((row) => ({ ...row, leaseToken }));
+  }
+
+  /**
+   * Moves the pending deliveries of endpoints whose breaker is open to when their breaker lets a
+   * probe through, so the log shows when each will really be tried (no attempt is counted) and the
+   * claim query does not read them meanwhile. Deliveries being attempted right now are left alone.
+   * Resolves to how many moved.
+   */
+  async deferUntil(endpoints: { webhookId: number; untilMs: number }[]): Promise<number> {
+    if (endpoints.length === 0) return 0;
+    const { rowCount } = await this.pool.query({
+      name: 'deliveries-defer-endpoints',
+      text: `UPDATE deliveries AS d SET next_attempt_at = to_timestamp(e.until_ms / 1000)
+       FROM unnest($1::bigint[], $2::float8[]) AS e (webhook_id, until_ms)
+       WHERE d.webhook_id = e.webhook_id AND d.status = 'pending' AND d.next_attempt_at < to_timestamp(e.until_ms / 1000)
+         AND (d.lease_token IS NULL OR d.next_attempt_at <= now())`,
+      values: [endpoints.map((endpoint) => endpoint.webhookId), endpoints.map((endpoint) => endpoint.untilMs)],
+    });
+    return rowCount ?? 0;
   }
 
   /**

@@ -17,6 +17,8 @@ import { GroupCommit } from '../data/group-commit';
 import type { FailureReason } from '../domain/delivery';
 import { decide } from '../domain/outcome';
 import { attemptResult, type DeliveryMetrics } from '../metrics';
+import { SendingBudgets } from './budgets';
+import { CircuitBreakers, isEndpointFailure, type CircuitBreakerOptions, type EndpointHealth } from './circuit-breaker';
 
 export interface SenderOptions {
   store: DeliveryStore;
@@ -29,9 +31,16 @@ export interface SenderOptions {
   lookup?: HostLookup | undefined;
   userAgent: string;
   schedule: readonly number[];
+  /** The whole attempt, from connecting to the end of the response excerpt. */
   timeoutMs: number;
+  /** From the request sent to the response headers. */
+  headersTimeoutMs: number;
+  /** Resolving the receiver's host. */
+  dnsTimeoutMs: number;
   concurrency: number;
+  perTeamConcurrency: number;
   perWebhookConcurrency: number;
+  breaker: CircuitBreakerOptions;
   pollIntervalMs: number;
   leaseMs: number;
   /** Finished deliveries older than this are deleted. */
@@ -42,7 +51,6 @@ export interface SenderOptions {
 const CLAIM_BATCH = 100;
 /** How long a delivery waits when the webhook service cannot say whether its webhook still exists. */
 const DIRECTORY_RETRY_MS = 5_000;
-const DNS_TIMEOUT_MS = 5_000;
 /** Finished attempts free slots; waiting this long lets several be refilled by one claim. */
 const REFILL_DELAY_MS = 5;
 const CLEANUP_INTERVAL_MS = 10 * 60_000;
@@ -60,8 +68,10 @@ function addressRefusal(error: AddressPolicyError): string {
 /**
  * Sends due deliveries. Each claim leases rows with FOR UPDATE SKIP LOCKED, so replicas share the
  * work, and a replica that dies mid-attempt only delays its deliveries until the lease runs out.
- * Attempts run independently with bounded concurrency, per replica and per webhook, so a slow or
- * dead receiver holds up nobody else.
+ * Attempts run independently within budgets (in total, per team, per endpoint) and claims serve
+ * teams in turn, so one team's slow or dead receivers hold up no other team. An endpoint that keeps
+ * failing is circuit-broken: its deliveries wait in the log, holding no slot, until a probe shows
+ * it answers again.
  */
 export class DeliverySender {
   private running = false;
@@ -71,7 +81,12 @@ export class DeliverySender {
   private refillTimer: NodeJS.Timeout | undefined;
   /** Set when the last claim suggested more work is due than was taken. */
   private backlog = false;
-  private readonly inFlightByWebhook = new Map<number, number>();
+  private readonly budgets: SendingBudgets;
+  private readonly breakers: CircuitBreakers;
+  /** Endpoints whose breaker opened since the last deferral, with when their probe may go. */
+  private readonly toDefer = new Map<number, number>();
+  private lastDeferral = 0;
+  private rotateAfter = 0;
   private readonly attempts = new Set<Promise<void>>();
   private readonly resolving = new Map<string, Promise<CheckedAddress[]>>();
   private lastCleanup = 0;
@@ -79,6 +94,24 @@ export class DeliverySender {
 
   constructor(private readonly options: SenderOptions) {
     this.recorder = new GroupCommit((attempts) => options.store.recordAttempts(attempts), 200, 2, RECORD_LINGER_MS);
+    this.budgets = new SendingBudgets({ total: options.concurrency, perTeam: options.perTeamConcurrency, perWebhook: options.perWebhookConcurrency });
+    this.breakers = new CircuitBreakers(options.breaker);
+    options.metrics.observeQueue({
+      inFlight: () => this.budgets.inFlight,
+      teamsSending: () => this.budgets.teamsSending,
+      teamsAtBudget: () => this.budgets.teamsAtBudget,
+      breakers: () => this.breakers.counts(),
+    });
+  }
+
+  /** The circuit breaker's view of an endpoint in this replica (for an endpoint health API). */
+  endpointHealth(webhookId: number): EndpointHealth {
+    return this.breakers.health(webhookId);
+  }
+
+  /** Every endpoint whose breaker is open or half-open in this replica. */
+  unhealthyEndpoints(): EndpointHealth[] {
+    return this.breakers.notClosed();
   }
 
   start(): void {
@@ -101,6 +134,11 @@ export class DeliverySender {
     return this.attempts.size;
   }
 
+  /** Attempts in flight for one team in this replica. */
+  inFlightOfTeam(teamId: number): number {
+    return this.budgets.inFlightOfTeam(teamId);
+  }
+
   /** Stops claiming and lets the attempts in flight finish and be recorded. */
   async stop(): Promise<void> {
     this.running = false;
@@ -110,18 +148,21 @@ export class DeliverySender {
   }
 
   private async run(): Promise<void> {
-    const { store, logger, concurrency, perWebhookConcurrency, pollIntervalMs, leaseMs } = this.options;
+    const { store, logger, pollIntervalMs, leaseMs } = this.options;
     let backoffMs = 0;
     while (this.running) {
       this.wakeRequested = false;
       let scannedFull = false;
-      const free = concurrency - this.attempts.size;
-      if (free > 0) {
-        const limit = Math.min(free, CLAIM_BATCH);
+      await this.deferOpenEndpoints();
+      const budget = this.budgets.claimBudget(CLAIM_BATCH, this.breakers);
+      if (budget.limit > 0) {
         try {
-          const claimed = await store.claimDue(limit, perWebhookConcurrency, this.inFlightByWebhook, leaseMs);
+          const claimed = await store.claimDue(budget, leaseMs, this.rotateAfter);
           backoffMs = 0;
-          scannedFull = claimed.length === limit;
+          scannedFull = claimed.length === budget.limit;
+          const teams = new Set(claimed.map((delivery) => delivery.teamId));
+          // More teams due than one claim serves: the next claim starts after the last one served.
+          this.rotateAfter = teams.size >= budget.limit ? Math.max(...teams) : 0;
           this.launch(claimed);
         } catch (error) {
           backoffMs = Math.min(5_000, Math.max(250, backoffMs * 2));
@@ -129,10 +170,44 @@ export class DeliverySender {
         }
       }
       await this.cleanUp();
-      this.backlog = scannedFull || free <= 0 || [...this.inFlightByWebhook.values()].some((count) => count >= perWebhookConcurrency);
+      this.backlog = scannedFull || this.budgets.free <= 0 || this.budgets.anyAtBudget;
       if (!this.running) break;
-      if (scannedFull && this.attempts.size < concurrency && backoffMs === 0) continue;
-      await this.sleep(backoffMs || pollIntervalMs);
+      if (scannedFull && this.budgets.free > 0 && backoffMs === 0) continue;
+      await this.sleep(backoffMs || this.sleepMs(pollIntervalMs));
+    }
+  }
+
+  /** The poll interval, or less when an open breaker lets its probe go sooner. */
+  private sleepMs(pollIntervalMs: number): number {
+    const now = Date.now();
+    let next = pollIntervalMs;
+    for (const health of this.breakers.notClosed()) {
+      if (health.retryAt !== null) next = Math.min(next, Math.max(1, health.retryAt - now));
+    }
+    return next;
+  }
+
+  /**
+   * Moves the deliveries of endpoints whose breaker is open to when it lets its probe go: at once
+   * for a breaker that just opened, and again every poll interval for the deliveries that arrived
+   * meanwhile. One statement for every such endpoint, never one per delivery.
+   */
+  private async deferOpenEndpoints(): Promise<void> {
+    const now = Date.now();
+    const due = now - this.lastDeferral >= this.options.pollIntervalMs;
+    if (this.toDefer.size === 0 && !due) return;
+    const endpoints = new Map(this.toDefer);
+    this.toDefer.clear();
+    if (due) {
+      this.lastDeferral = now;
+      for (const health of this.breakers.notClosed()) if (health.state === 'open' && health.retryAt !== null) endpoints.set(health.webhookId, health.retryAt);
+    }
+    if (endpoints.size === 0) return;
+    try {
+      const moved = await this.options.store.deferUntil([...endpoints].map(([webhookId, untilMs]) => ({ webhookId, untilMs })));
+      if (moved > 0) this.options.metrics.deferred.inc(moved);
+    } catch (error) {
+      this.options.logger.warn({ err: error }, 'deferring the deliveries of circuit-broken endpoints failed');
     }
   }
 
@@ -173,34 +248,34 @@ export class DeliverySender {
    * before its attempts are made: a webhook deleted or deactivated before that gets nothing.
    */
   private launch(claimed: ClaimedDelivery[]): void {
-    const byWebhook = new Map<number, ClaimedDelivery[]>();
+    const lookups = new Map<number, Promise<WebhookTarget | null>>();
+    const now = Date.now();
     for (const delivery of claimed) {
-      const group = byWebhook.get(delivery.webhookId);
-      if (group) group.push(delivery);
-      else byWebhook.set(delivery.webhookId, [delivery]);
-    }
-    for (const [webhookId, deliveries] of byWebhook) {
-      this.inFlightByWebhook.set(webhookId, (this.inFlightByWebhook.get(webhookId) ?? 0) + deliveries.length);
-      const webhook = this.lookUpWebhook(deliveries[0]!.teamId, webhookId);
-      for (const delivery of deliveries) {
-        // The receiver's slot frees as soon as the exchange ends; recording it needs no receiver.
-        let released = false;
-        const releaseSlot = () => {
-          if (released) return;
-          released = true;
-          const left = (this.inFlightByWebhook.get(webhookId) ?? 1) - 1;
-          if (left > 0) this.inFlightByWebhook.set(webhookId, left);
-          else this.inFlightByWebhook.delete(webhookId);
-          this.refill();
-        };
-        const attempt = this.attempt(delivery, webhook, releaseSlot)
-          .catch((error) => this.options.logger.error({ err: error, deliveryId: delivery.id }, 'delivery attempt failed unexpectedly'))
-          .finally(() => {
-            this.attempts.delete(attempt);
-            releaseSlot();
-          });
-        this.attempts.add(attempt);
+      let webhook = lookups.get(delivery.webhookId);
+      if (!webhook) {
+        webhook = this.lookUpWebhook(delivery.teamId, delivery.webhookId);
+        // Rejections are handled by each attempt; this keeps an unobserved copy from warning.
+        webhook.catch(() => {});
+        lookups.set(delivery.webhookId, webhook);
       }
+      this.options.metrics.scheduleDelay.observe(Math.max(0, now - delivery.dueAtMs) / 1000);
+      this.options.metrics.teamInFlight.observe(this.budgets.inFlightOfTeam(delivery.teamId) + 1);
+      // The receiver's slot frees as soon as the exchange ends; recording it needs no receiver.
+      const giveBack = this.budgets.take(delivery.teamId, delivery.webhookId);
+      let released = false;
+      const releaseSlot = () => {
+        if (released) return;
+        released = true;
+        giveBack();
+        this.refill();
+      };
+      const attempt = this.attempt(delivery, webhook, releaseSlot)
+        .catch((error) => this.options.logger.error({ err: error, deliveryId: delivery.id }, 'delivery attempt failed unexpectedly'))
+        .finally(() => {
+          this.attempts.delete(attempt);
+          releaseSlot();
+        });
+      this.attempts.add(attempt);
     }
   }
 
@@ -247,6 +322,17 @@ export class DeliverySender {
     const startedAtMs = Date.now();
     const url = new URL(webhook.url);
     const response = await this.post(url, delivery, webhook, startedAtMs);
+    const transition = this.breakers.record(delivery.webhookId, isEndpointFailure(response));
+    if (transition) {
+      metrics.breakerTransitions.inc({ to: transition === 'opened' ? 'open' : 'closed' });
+      const health = this.breakers.health(delivery.webhookId);
+      if (transition === 'opened' && health.retryAt !== null) {
+        this.toDefer.set(delivery.webhookId, health.retryAt);
+        logger.info({ webhookId: delivery.webhookId, teamId: delivery.teamId, retryAt: new Date(health.retryAt).toISOString() }, 'endpoint keeps failing; circuit opened');
+      } else if (transition === 'closed') {
+        logger.info({ webhookId: delivery.webhookId, teamId: delivery.teamId }, 'endpoint answers again; circuit closed');
+      }
+    }
     releaseSlot();
     const attemptsMade = delivery.attemptCount + 1;
     const decision = decide(response, attemptsMade, schedule);
@@ -283,8 +369,8 @@ export class DeliverySender {
   private resolve(hostname: string): Promise<CheckedAddress[]> {
     let pending = this.resolving.get(hostname);
     if (!pending) {
-      const { allowedCidrs, lookup } = this.options;
-      pending = resolvePublicAddresses(hostname, allowedCidrs, { lookup, timeoutMs: DNS_TIMEOUT_MS }).finally(() => this.resolving.delete(hostname));
+      const { allowedCidrs, lookup, dnsTimeoutMs } = this.options;
+      pending = resolvePublicAddresses(hostname, allowedCidrs, { lookup, timeoutMs: dnsTimeoutMs }).finally(() => this.resolving.delete(hostname));
       this.resolving.set(hostname, pending);
     }
     return pending;
@@ -292,7 +378,7 @@ export class DeliverySender {
 
   /** POSTs over a connection pinned to the address that was just checked. */
   private async post(url: URL, delivery: ClaimedDelivery, webhook: WebhookTarget, startedAtMs: number): Promise<WebhookResponse> {
-    const { dispatchers, timeoutMs, userAgent } = this.options;
+    const { dispatchers, timeoutMs, headersTimeoutMs, userAgent } = this.options;
     let address: string;
     try {
       const checked = await this.resolve(url.hostname);
@@ -310,6 +396,6 @@ export class DeliverySender {
       event: delivery.event,
       userAgent,
     });
-    return sendWebhookRequest({ url, headers, body: delivery.body, dispatcher: dispatchers.forAddress(url.origin, address), timeoutMs });
+    return sendWebhookRequest({ url, headers, body: delivery.body, dispatcher: dispatchers.forAddress(url.origin, address), timeoutMs, headersTimeoutMs });
   }
 }

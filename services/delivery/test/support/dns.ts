@@ -2,12 +2,14 @@ import { createSocket, type Socket } from 'node:dgram';
 import type { AddressInfo } from 'node:net';
 
 /**
- * A tiny authoritative DNS server on 127.0.0.1 for the DNS rebinding test: A queries for the names
- * it knows get the address currently set (TTL 0), AAAA gets no records, anything else NXDOMAIN.
+ * A tiny authoritative DNS server on 127.0.0.1 for the DNS tests: A queries for the names it knows
+ * get the address currently set (TTL 0 unless set otherwise), AAAA gets no records, anything else
+ * NXDOMAIN.
  * The services reach it through WEBHOOK_DNS_SERVERS.
  */
 export class DnsResponder {
   private readonly records = new Map<string, string>();
+  private readonly ttls = new Map<string, number>();
   queries = 0;
 
   private constructor(private readonly socket: Socket) {}
@@ -28,8 +30,10 @@ export class DnsResponder {
     return `127.0.0.1:${(this.socket.address() as AddressInfo).port}`;
   }
 
-  set(name: string, ipv4: string): void {
+  /** Answers `name` with `ipv4` from now on, with a TTL of `ttlSeconds` (0: not to be cached). */
+  set(name: string, ipv4: string, ttlSeconds = 0): void {
     this.records.set(name.toLowerCase(), ipv4);
+    this.ttls.set(name.toLowerCase(), ttlSeconds);
   }
 
   stop(): Promise<void> {
@@ -51,6 +55,7 @@ export class DnsResponder {
     if (questionEnd > query.length) return undefined;
     const type = query.readUInt16BE(offset + 1);
     const address = this.records.get(labels.join('.').toLowerCase());
+    const ttl = this.ttls.get(labels.join('.').toLowerCase()) ?? 0;
     const header = Buffer.alloc(12);
     query.copy(header, 0, 0, 2);
     const withAnswer = address !== undefined && type === 1;
@@ -64,7 +69,7 @@ export class DnsResponder {
     record.writeUInt16BE(0xc00c, 0); // pointer to the name in the question
     record.writeUInt16BE(1, 2); // A
     record.writeUInt16BE(1, 4); // IN
-    record.writeUInt32BE(0, 6); // TTL 0: every lookup asks again
+    record.writeUInt32BE(ttl, 6);
     record.writeUInt16BE(4, 10);
     address.split('.').forEach((octet, index) => record.writeUInt8(Number(octet), 12 + index));
     return Buffer.concat([header, question, record]);

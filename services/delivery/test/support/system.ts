@@ -48,6 +48,9 @@ export async function startDeliverySystem(options: DeliverySystemOptions = {}): 
     DELIVERY_POLL_INTERVAL_MS: 200,
     DELIVERY_LEASE_MS: 5_000,
     EVENT_ACK_WAIT_MS: 3_000,
+    // A receiver that keeps failing is circuit-broken; short cool-downs keep the tests quick.
+    DELIVERY_BREAKER_COOL_DOWN_MS: 300,
+    DELIVERY_BREAKER_MAX_COOL_DOWN_MS: 1_000,
     ...options.delivery,
   };
   let system: System;

@@ -12,8 +12,14 @@ export const configSchema = z.object({
   NATS_URL: z.string().min(1).describe('NATS servers (JetStream enabled), comma-separated'),
   WEBHOOK_GRPC_ADDR: grpcAddress('127.0.0.1:7003').describe('host:port of the webhook service (WebhookDirectory)'),
   ...receiverAddressSettings,
-  WEBHOOK_CONNECT_TIMEOUT_MS: milliseconds(5_000, 60_000).describe('Time allowed to connect to a receiver, TLS included'),
-  WEBHOOK_TIMEOUT_MS: milliseconds(15_000, 120_000).describe('Time allowed for a whole delivery attempt'),
+  WEBHOOK_CONNECT_TIMEOUT_MS: milliseconds(5_000, 60_000).describe('Time allowed to open the TCP connection to a receiver'),
+  WEBHOOK_TLS_TIMEOUT_MS: milliseconds(5_000, 60_000).describe('Time allowed for the TLS handshake with a receiver, once connected'),
+  WEBHOOK_HEADERS_TIMEOUT_MS: milliseconds(10_000, 120_000).describe('Time allowed for the response headers once the request is sent (capped by WEBHOOK_TIMEOUT_MS)'),
+  WEBHOOK_TIMEOUT_MS: milliseconds(15_000, 120_000).describe('Time allowed for a whole delivery attempt, connecting included'),
+  DELIVERY_DNS_TIMEOUT_MS: milliseconds(5_000, 60_000).describe("Time allowed to resolve a receiver's host before an attempt"),
+  DELIVERY_DNS_MAX_TTL_MS: z.coerce.number().int().min(0).max(86_400_000).default(300_000).describe('Receiver addresses are cached for their DNS records\' TTL, at most this long (0: never cached)'),
+  DELIVERY_DNS_NEGATIVE_TTL_MS: z.coerce.number().int().min(0).max(3_600_000).default(5_000).describe('How long a receiver host that does not exist is remembered as such'),
+  DELIVERY_DNS_CACHE_SIZE: z.coerce.number().int().min(1).max(1_000_000).default(10_000).describe('Receiver host names kept in the DNS cache'),
   WEBHOOK_RETRY_SCHEDULE: z
     .string()
     .default(DEFAULT_RETRY_SCHEDULE.join(','))
@@ -27,9 +33,13 @@ export const configSchema = z.object({
     })
     .describe('Seconds before each attempt, comma-separated: the first attempt, then each retry'),
   DELIVERY_CONCURRENCY: z.coerce.number().int().min(1).max(2_000).default(200).describe('Delivery attempts in flight at once in this replica'),
+  DELIVERY_CONCURRENCY_PER_TEAM: z.coerce.number().int().min(1).max(2_000).default(50).describe("Attempts in flight at once for one team in this replica, so one team's receivers cannot take every slot"),
   DELIVERY_CONCURRENCY_PER_WEBHOOK: z.coerce.number().int().min(1).max(500).default(16).describe('Attempts in flight at once to one webhook, so a slow receiver cannot hold up the others'),
+  DELIVERY_BREAKER_FAILURES: z.coerce.number().int().min(1).max(1_000).default(5).describe('Consecutive failed attempts (no answer, 5xx, 429) that open an endpoint\'s circuit breaker'),
+  DELIVERY_BREAKER_COOL_DOWN_MS: milliseconds(30_000, 3_600_000).describe('How long an open circuit breaker defers its endpoint\'s deliveries before one probe; doubled after each failed probe'),
+  DELIVERY_BREAKER_MAX_COOL_DOWN_MS: milliseconds(600_000, 86_400_000).describe('The longest circuit breaker cool-down'),
   DELIVERY_POLL_INTERVAL_MS: milliseconds(1_000, 60_000).describe('How often due retries are looked for when nothing wakes the sender'),
-  DELIVERY_LEASE_MS: z.coerce.number().int().min(1_000).max(600_000).optional().describe('How long a claimed delivery is reserved for its attempt; default: the attempt timeout plus 15 s'),
+  DELIVERY_LEASE_MS: z.coerce.number().int().min(1_000).max(600_000).optional().describe('How long a claimed delivery is reserved for its attempt; default: the DNS and attempt timeouts plus 15 s'),
   DELIVERY_RETENTION_DAYS: z.coerce.number().min(1).max(3_650).default(30).describe('How long finished deliveries and their attempts stay in the delivery log'),
   EVENT_ACK_WAIT_MS: z.coerce.number().int().min(1_000).max(600_000).default(10_000).describe('How long JetStream waits for a replica to store an event\'s deliveries before offering it to another'),
   ...streamSettingsSchema,

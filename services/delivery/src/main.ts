@@ -15,7 +15,7 @@ import {
   streamLimitsFrom,
 } from '@worklane/messaging';
 import { exitOnStartupFailure, promClient } from '@worklane/observability';
-import { PinnedDispatchers, dnsServersLookup } from '@worklane/webhooks';
+import { CachingResolver, PinnedDispatchers } from '@worklane/webhooks';
 import { createApp } from './app';
 import { grpcWebhookDirectory } from './clients/webhooks';
 import { recordDeadLettered } from './data/dead-letters';
@@ -41,7 +41,15 @@ async function main(): Promise<void> {
 
   const store = new DeliveryStore(pool);
   const webhooks = grpcWebhookDirectory(config.WEBHOOK_GRPC_ADDR, { caller: 'delivery', signingKey: config.IDENTITY_SIGNING_KEY });
-  const dispatchers = new PinnedDispatchers({ connectTimeoutMs: config.WEBHOOK_CONNECT_TIMEOUT_MS });
+  const dispatchers = new PinnedDispatchers({ connectTimeoutMs: config.WEBHOOK_CONNECT_TIMEOUT_MS, tlsTimeoutMs: config.WEBHOOK_TLS_TIMEOUT_MS });
+  // Receiver names are resolved asynchronously (never on libuv's shared thread pool) and cached.
+  const resolver = new CachingResolver({
+    servers: config.WEBHOOK_DNS_SERVERS,
+    timeoutMs: config.DELIVERY_DNS_TIMEOUT_MS,
+    maxTtlMs: config.DELIVERY_DNS_MAX_TTL_MS,
+    negativeTtlMs: config.DELIVERY_DNS_NEGATIVE_TTL_MS,
+    maxEntries: config.DELIVERY_DNS_CACHE_SIZE,
+  });
   const deliveryMetrics = createDeliveryMetrics(metrics.registry);
   new promClient.Gauge({
     name: 'worklane_delivery_consumer_pending',
@@ -61,14 +69,22 @@ async function main(): Promise<void> {
     logger,
     metrics: deliveryMetrics,
     allowedCidrs: config.WEBHOOK_ALLOWED_CIDRS,
-    lookup: dnsServersLookup({ servers: config.WEBHOOK_DNS_SERVERS }),
+    lookup: resolver.lookup,
     userAgent: `Worklane-Webhooks/${VERSION}`,
     schedule: config.WEBHOOK_RETRY_SCHEDULE,
     timeoutMs: config.WEBHOOK_TIMEOUT_MS,
+    headersTimeoutMs: config.WEBHOOK_HEADERS_TIMEOUT_MS,
+    dnsTimeoutMs: config.DELIVERY_DNS_TIMEOUT_MS,
     concurrency: config.DELIVERY_CONCURRENCY,
+    perTeamConcurrency: config.DELIVERY_CONCURRENCY_PER_TEAM,
     perWebhookConcurrency: config.DELIVERY_CONCURRENCY_PER_WEBHOOK,
+    breaker: {
+      failureThreshold: config.DELIVERY_BREAKER_FAILURES,
+      coolDownMs: config.DELIVERY_BREAKER_COOL_DOWN_MS,
+      maxCoolDownMs: config.DELIVERY_BREAKER_MAX_COOL_DOWN_MS,
+    },
     pollIntervalMs: config.DELIVERY_POLL_INTERVAL_MS,
-    leaseMs: config.DELIVERY_LEASE_MS ?? config.WEBHOOK_TIMEOUT_MS + 15_000,
+    leaseMs: config.DELIVERY_LEASE_MS ?? config.DELIVERY_DNS_TIMEOUT_MS + config.WEBHOOK_TIMEOUT_MS + 15_000,
     retentionMs: config.DELIVERY_RETENTION_DAYS * 86_400_000,
   });
   const consumer = new EventConsumer({
@@ -104,6 +120,7 @@ async function main(): Promise<void> {
     .onShutdown('sender', () => sender.stop())
     .onShutdown('nats', () => nats.drain())
     .onShutdown('outbound connections', () => dispatchers.close())
+    .onShutdown('resolver', () => resolver.cancel())
     .onShutdown('grpc clients', () => webhooks.close())
     .onShutdown('database', () => pool.end())
     .onShutdown('tracing', () => tracing.shutdown());

@@ -1,0 +1,43 @@
+import { SendingBudgets } from './budgets';
+import { CircuitBreakers } from './circuit-breaker';
+
+describe('SendingBudgets', () => {
+  const limits = { total: 10, perTeam: 4, perWebhook: 2 };
+
+  it('blocks a team at its budget and an endpoint at its own, and gives slots back once', () => {
+    const budgets = new SendingBudgets(limits);
+    const breakers = new CircuitBreakers({ failureThreshold: 1, coolDownMs: 1_000, maxCoolDownMs: 1_000 });
+    const releases = [budgets.take(1, 10), budgets.take(1, 10), budgets.take(1, 11), budgets.take(1, 12), budgets.take(2, 20)];
+    expect(budgets.claimBudget(100, breakers)).toEqual({
+      limit: 5,
+      perTeam: 4,
+      perWebhook: 2,
+      blockedTeams: [1],
+      teamAllowances: [[2, 3]],
+      blockedWebhooks: [10],
+      webhookAllowances: [
+        [11, 1],
+        [12, 1],
+        [20, 1],
+      ],
+    });
+    expect(budgets.teamsAtBudget).toBe(1);
+    releases[0]!();
+    releases[0]!();
+    expect(budgets.inFlight).toBe(4);
+    expect(budgets.claimBudget(100, breakers).blockedTeams).toEqual([]);
+  });
+
+  it('blocks an endpoint with an open breaker and lets one probe through when it is half-open', () => {
+    let now = 0;
+    const budgets = new SendingBudgets(limits);
+    const breakers = new CircuitBreakers({ failureThreshold: 1, coolDownMs: 1_000, maxCoolDownMs: 1_000, now: () => now });
+    breakers.record(30, true);
+    expect(budgets.claimBudget(100, breakers).blockedWebhooks).toEqual([30]);
+    now = 1_000;
+    expect(budgets.claimBudget(100, breakers).webhookAllowances).toEqual([[30, 1]]);
+    const probe = budgets.take(3, 30);
+    expect(budgets.claimBudget(100, breakers).blockedWebhooks).toEqual([30]);
+    probe();
+  });
+});

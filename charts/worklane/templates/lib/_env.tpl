@@ -43,6 +43,24 @@ secretKeyRef and never copied into the ConfigMap.
 {{- if $svc.allowedCidrs -}}
 {{- $_ := set $data "WEBHOOK_ALLOWED_CIDRS" (join "," $root.Values.webhookAllowedCidrs) -}}
 {{- end -}}
+{{- /* Fair delivery: budgets, attempt timeouts, circuit breakers, name resolution. */ -}}
+{{- if eq .component "delivery" -}}
+{{- $delivery := $root.Values.webhookDelivery -}}
+{{- $_ := set $data "DELIVERY_CONCURRENCY" (printf "%d" (int64 $delivery.concurrency)) -}}
+{{- $_ := set $data "DELIVERY_CONCURRENCY_PER_TEAM" (printf "%d" (int64 $delivery.concurrencyPerTeam)) -}}
+{{- $_ := set $data "DELIVERY_CONCURRENCY_PER_WEBHOOK" (printf "%d" (int64 $delivery.concurrencyPerWebhook)) -}}
+{{- $_ := set $data "WEBHOOK_CONNECT_TIMEOUT_MS" (printf "%d" (int64 $delivery.connectTimeoutMs)) -}}
+{{- $_ := set $data "WEBHOOK_TLS_TIMEOUT_MS" (printf "%d" (int64 $delivery.tlsTimeoutMs)) -}}
+{{- $_ := set $data "WEBHOOK_HEADERS_TIMEOUT_MS" (printf "%d" (int64 $delivery.headersTimeoutMs)) -}}
+{{- $_ := set $data "WEBHOOK_TIMEOUT_MS" (printf "%d" (int64 $delivery.timeoutMs)) -}}
+{{- $_ := set $data "DELIVERY_BREAKER_FAILURES" (printf "%d" (int64 $delivery.breakerFailures)) -}}
+{{- $_ := set $data "DELIVERY_BREAKER_COOL_DOWN_MS" (printf "%d" (int64 $delivery.breakerCoolDownMs)) -}}
+{{- $_ := set $data "DELIVERY_BREAKER_MAX_COOL_DOWN_MS" (printf "%d" (int64 $delivery.breakerMaxCoolDownMs)) -}}
+{{- $_ := set $data "DELIVERY_DNS_TIMEOUT_MS" (printf "%d" (int64 $delivery.dnsTimeoutMs)) -}}
+{{- $_ := set $data "DELIVERY_DNS_MAX_TTL_MS" (printf "%d" (int64 $delivery.dnsMaxTtlMs)) -}}
+{{- $_ := set $data "DELIVERY_DNS_NEGATIVE_TTL_MS" (printf "%d" (int64 $delivery.dnsNegativeTtlMs)) -}}
+{{- $_ := set $data "DELIVERY_DNS_CACHE_SIZE" (printf "%d" (int64 $delivery.dnsCacheSize)) -}}
+{{- end -}}
 {{- range $target := $svc.callsHttp | default list -}}
 {{- $port := (index $catalog $target).http -}}
 {{- $_ := set $data (printf "%s_SERVICE_URL" (upper $target)) (printf "http://%s:%v" (include "worklane.componentName" (dict "root" $root "component" $target)) $port) -}}

@@ -6,6 +6,7 @@ import { promClient, type Logger, type ServiceMetrics } from '@worklane/observab
 import { loadProto, type WebhookProto } from '@worklane/proto';
 import type { SecretBox } from '@worklane/webhooks';
 import type { ReceiverPolicy } from './domain/receiver-address';
+import { webhookLimits, type WebhookLimits } from './config';
 import { webhookRoutes } from './routes/webhooks';
 import { webhookDirectoryHandlers } from './rpc/webhook-directory';
 
@@ -20,6 +21,8 @@ export interface AppDeps {
   /** Which hosts a webhook URL may point to (WEBHOOK_ALLOWED_CIDRS, WEBHOOK_DNS_SERVERS). */
   receiverPolicy: ReceiverPolicy;
   isReady: () => boolean | Promise<boolean>;
+  /** Page sizes and the per-team webhook quota; the configuration's defaults when not given. */
+  limits?: WebhookLimits;
 }
 
 export interface WebhookApp {
@@ -50,6 +53,7 @@ export function createApp(deps: AppDeps): WebhookApp {
         secretBox: deps.secretBox,
         receiverPolicy: deps.receiverPolicy,
         onUrlRefused: (reason) => urlRejections.inc({ reason }),
+        ...(deps.limits ?? webhookLimits()),
       }),
   });
 

@@ -1,4 +1,5 @@
 import { baseServiceSchema, databaseSchema, list, loadConfig, port, secretKey, z } from '@worklane/config';
+import { pagingSettings, teamQuota } from '@worklane/config';
 import { receiverAddressSettings } from '@worklane/webhooks';
 
 export const configSchema = z.object({
@@ -13,8 +14,22 @@ export const configSchema = z.object({
     .describe('Comma-separated keys that WEBHOOK_SECRET_KEY replaced; secrets they encrypted are re-encrypted at start'),
   ...receiverAddressSettings,
   WEBHOOK_DNS_TIMEOUT_MS: z.coerce.number().int().min(100).max(30_000).default(5_000).describe('Time allowed to resolve a webhook host when a URL is saved'),
+  ...pagingSettings,
+  TEAM_MAX_WEBHOOKS: teamQuota(100, 'Webhooks'),
 });
 
 export type Config = z.infer<typeof configSchema>;
 
 export const loadWebhookConfig = (env?: Record<string, string | undefined>) => loadConfig(configSchema, env);
+
+/** The list and quota limits of a parsed configuration; missing settings take their defaults. */
+export function webhookLimits(config: Partial<Pick<Config, 'LIST_DEFAULT_LIMIT' | 'LIST_MAX_LIMIT' | 'TEAM_MAX_WEBHOOKS'>> = {}) {
+  const { shape } = configSchema;
+  const maxLimit = shape.LIST_MAX_LIMIT.parse(config.LIST_MAX_LIMIT);
+  return {
+    pageLimits: { defaultLimit: Math.min(shape.LIST_DEFAULT_LIMIT.parse(config.LIST_DEFAULT_LIMIT), maxLimit), maxLimit },
+    maxWebhooks: shape.TEAM_MAX_WEBHOOKS.parse(config.TEAM_MAX_WEBHOOKS),
+  };
+}
+
+export type WebhookLimits = ReturnType<typeof webhookLimits>;

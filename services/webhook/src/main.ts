@@ -5,6 +5,7 @@ import { closeHttpServer, listen } from '@worklane/http';
 import { exitOnStartupFailure } from '@worklane/observability';
 import { SecretBox, dnsServersLookup } from '@worklane/webhooks';
 import { createApp } from './app';
+import { webhookLimits } from './config';
 import { resealSecrets } from './data/webhooks';
 import { openSecret, sealSecret } from './domain/secrets';
 
@@ -38,6 +39,7 @@ async function main(): Promise<void> {
       timeoutMs: config.WEBHOOK_DNS_TIMEOUT_MS,
     },
     isReady: async () => lifecycle.ready && pingDatabase(pool),
+    limits: webhookLimits(config),
   });
   const grpcPort = await app.grpc.listen(config.HOST, config.GRPC_PORT);
   const server = await listen(app.http, config.HTTP_PORT, config.HOST);

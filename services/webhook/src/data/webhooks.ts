@@ -1,4 +1,4 @@
-import { timestamp, withTransaction, type Pool, type Queryable } from '@worklane/db';
+import { claimTeamQuota, timestamp, withTransaction, type Pool, type Queryable } from '@worklane/db';
 import type { WebhookEvent } from '../domain/webhook-input';
 
 /** WebhookResource: exactly the fields of SPEC.md 2.2. The secret is never part of it. */
@@ -40,9 +40,15 @@ export interface WebhookChanges {
 const RESOURCE = `id, team_id, url, events, active, ${timestamp('created_at')}, ${timestamp('updated_at')}`;
 const SUBSCRIPTION = 'id, team_id, url, events, active, secret_sealed';
 
-/** The team's webhooks, newest first. */
-export async function listWebhooks(db: Queryable, teamId: number): Promise<Webhook[]> {
-  const { rows } = await db.query<Webhook>(`SELECT ${RESOURCE} FROM webhooks WHERE team_id = $1 ORDER BY id DESC`, [teamId]);
+/**
+ * The team's webhooks, newest first: before id `beforeId` when given, at most `take` of them
+ * (all when `take` is undefined, a set the per-team quota bounds).
+ */
+export async function listWebhooks(db: Queryable, teamId: number, page: { take?: number | undefined; beforeId?: number | undefined } = {}): Promise<Webhook[]> {
+  const { rows } = await db.query<Webhook>(
+    `SELECT ${RESOURCE} FROM webhooks WHERE team_id = $1 AND ($2::bigint IS NULL OR id < $2) ORDER BY id DESC LIMIT $3`,
+    [teamId, page.beforeId ?? null, page.take ?? null],
+  );
   return rows;
 }
 
@@ -51,12 +57,21 @@ export async function findWebhook(db: Queryable, teamId: number, webhookId: numb
   return rows[0];
 }
 
-export async function createWebhook(db: Queryable, teamId: number, webhook: NewWebhook): Promise<Webhook> {
-  const { rows } = await db.query<Webhook>(
-    `INSERT INTO webhooks (team_id, url, events, active, secret_sealed) VALUES ($1, $2, $3, $4, $5) RETURNING ${RESOURCE}`,
-    [teamId, webhook.url, webhook.events, webhook.active, webhook.secretSealed],
-  );
-  return rows[0]!;
+/** Creates a webhook unless the team holds `maxWebhooks` already (TeamQuotaExceededError). */
+export function createWebhook(pool: Pool, teamId: number, webhook: NewWebhook, maxWebhooks: number): Promise<Webhook> {
+  return withTransaction(pool, async (client) => {
+    await claimTeamQuota(client, {
+      resource: 'webhooks',
+      teamId,
+      limit: maxWebhooks,
+      count: async (db) => Number((await db.query<{ n: string }>('SELECT count(*) AS n FROM webhooks WHERE team_id = $1', [teamId])).rows[0]!.n),
+    });
+    const { rows } = await client.query<Webhook>(
+      `INSERT INTO webhooks (team_id, url, events, active, secret_sealed) VALUES ($1, $2, $3, $4, $5) RETURNING ${RESOURCE}`,
+      [teamId, webhook.url, webhook.events, webhook.active, webhook.secretSealed],
+    );
+    return rows[0]!;
+  });
 }
 
 const sameEvents = (a: readonly string[], b: readonly string[]) => a.length === b.length && a.every((event, index) => event === b[index]);

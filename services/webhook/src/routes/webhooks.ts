@@ -1,6 +1,6 @@
 import type { Request, Router } from 'express';
 import type { Pool } from '@worklane/db';
-import { idParam, notFound, parseBody, requireTeam, resource } from '@worklane/http';
+import { byId, idParam, notFound, parseBody, readPage, requireTeam, resource, rowsToFetch, sendPage, withQuotaAnswer, type PageLimits } from '@worklane/http';
 import type { Logger } from '@worklane/observability';
 import type { AddressRefusal, SecretBox } from '@worklane/webhooks';
 import { createWebhook, deleteWebhook, findWebhook, listWebhooks, updateWebhook } from '../data/webhooks';
@@ -14,7 +14,13 @@ export interface WebhookRouteDeps {
   secretBox: SecretBox;
   receiverPolicy: ReceiverPolicy;
   onUrlRefused: (reason: AddressRefusal) => void;
+  pageLimits: PageLimits;
+  /** TEAM_MAX_WEBHOOKS. */
+  maxWebhooks: number;
 }
+
+/** Webhooks newest first: the whole set unless `limit` or `cursor` asks for a page. */
+const WEBHOOK_LIST = byId('webhooks');
 
 /** The path's team, which must be the caller's (403); a non-integer team is 404 like any malformed id. */
 function teamOf(req: Request): number {
@@ -28,18 +34,29 @@ export function webhookRoutes(router: Router, deps: WebhookRouteDeps): void {
 
   resource(router, '/api/v1/teams/:team/webhooks', {
     get: async (req, res) => {
-      res.json({ data: await listWebhooks(pool, teamOf(req)) });
+      const teamId = teamOf(req);
+      const page = readPage(req, WEBHOOK_LIST, deps.pageLimits, 'on-request');
+      if (!page) return void res.json({ data: await listWebhooks(pool, teamId) });
+      const rows = await listWebhooks(pool, teamId, { take: rowsToFetch(page), beforeId: page.after });
+      sendPage(req, res, WEBHOOK_LIST, page, rows, (webhook) => webhook.id);
     },
     post: async (req, res) => {
       const teamId = teamOf(req);
       const input = parseBody(createWebhookInput, req.body ?? {});
       await checkUrl(input.url);
-      const webhook = await createWebhook(pool, teamId, {
-        url: input.url,
-        events: input.events,
-        active: input.active,
-        secretSealed: input.secret == null ? null : sealSecret(secretBox, input.secret, teamId),
-      });
+      const webhook = await withQuotaAnswer(() =>
+        createWebhook(
+          pool,
+          teamId,
+          {
+            url: input.url,
+            events: input.events,
+            active: input.active,
+            secretSealed: input.secret == null ? null : sealSecret(secretBox, input.secret, teamId),
+          },
+          deps.maxWebhooks,
+        ),
+      );
       res.status(201).location(`/api/v1/teams/${teamId}/webhooks/${webhook.id}`).json(webhook);
     },
   });

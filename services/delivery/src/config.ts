@@ -41,6 +41,8 @@ export const configSchema = z.object({
   DELIVERY_POLL_INTERVAL_MS: milliseconds(1_000, 60_000).describe('How often due retries are looked for when nothing wakes the sender'),
   DELIVERY_LEASE_MS: z.coerce.number().int().min(1_000).max(600_000).optional().describe('How long a claimed delivery is reserved for its attempt; default: the DNS and attempt timeouts plus 15 s'),
   DELIVERY_RETENTION_DAYS: z.coerce.number().min(1).max(3_650).default(30).describe('How long finished deliveries and their attempts stay in the delivery log'),
+  DELIVERY_RETENTION_BATCH_SIZE: z.coerce.number().int().min(100).max(100_000).default(5_000).describe('Expired deliveries removed per statement; a retention pass runs batches back to back until none is left'),
+  DELIVERY_RETENTION_INTERVAL_MS: z.coerce.number().int().min(1_000).max(3_600_000).default(60_000).describe('Pause between retention passes once the delivery log holds nothing past its retention'),
   EVENT_ACK_WAIT_MS: z.coerce.number().int().min(1_000).max(600_000).default(10_000).describe('How long JetStream waits for a replica to store an event\'s deliveries before offering it to another'),
   ...streamSettingsSchema,
   EVENT_CONCURRENCY: z.coerce.number().int().min(1).max(500).default(32).describe('Events fanned out at once in this replica'),

@@ -20,6 +20,7 @@ import { createApp } from './app';
 import { grpcWebhookDirectory } from './clients/webhooks';
 import { recordDeadLettered } from './data/dead-letters';
 import { DeliveryStore } from './data/deliveries';
+import { DeliveryRetention } from './data/retention';
 import { EventConsumer } from './events/consumer';
 import { createDeliveryMetrics } from './metrics';
 import { DeliverySender } from './sending/sender';
@@ -98,8 +99,26 @@ async function main(): Promise<void> {
     onDeliveriesCreated: () => sender.wake(),
     recordDeadLettered: (event, notice, webhookIds) => recordDeadLettered(pool, event, notice, webhookIds),
   });
+  const removedRows = new promClient.Counter({
+    name: 'worklane_delivery_retention_removed_total',
+    help: 'Rows removed from the delivery log past its retention, by table',
+    labelNames: ['table'],
+    registers: [metrics.registry],
+  });
+  const retention = new DeliveryRetention({
+    pool,
+    logger,
+    retentionMs: config.DELIVERY_RETENTION_DAYS * 86_400_000,
+    batchSize: config.DELIVERY_RETENTION_BATCH_SIZE,
+    intervalMs: config.DELIVERY_RETENTION_INTERVAL_MS,
+    onRemoved: (removed) => {
+      removedRows.inc({ table: 'deliveries' }, removed.deliveries);
+      removedRows.inc({ table: 'delivery_attempts' }, removed.attempts);
+    },
+  });
   sender.start();
   consumer.start();
+  retention.start();
 
   const app = createApp({
     logger,
@@ -118,6 +137,7 @@ async function main(): Promise<void> {
     .onShutdown('event consumer', () => consumer.stop())
     // Attempts in flight finish and are recorded; everything else stays due in PostgreSQL.
     .onShutdown('sender', () => sender.stop())
+    .onShutdown('retention', () => retention.stop())
     .onShutdown('nats', () => nats.drain())
     .onShutdown('outbound connections', () => dispatchers.close())
     .onShutdown('resolver', () => resolver.cancel())

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { timestamp, type Pool } from '@worklane/db';
 import type { DeliveryStatus, EventHeader, FailureReason } from '../domain/delivery';
 import { deliveryId } from '../domain/delivery';
+import { deleteExpiredBatch } from './retention';
 import type { ClaimBudget } from '../sending/budgets';
 
 /** A delivery as the API shows it. */
@@ -337,15 +338,12 @@ export class DeliveryStore {
     );
   }
 
-  /** Deletes up to `limit` deliveries (attempts included) finished more than `retentionMs` ago. */
+  /**
+   * Deletes up to `limit` deliveries (attempts included) finished more than `retentionMs` ago. The
+   * retention job (data/retention.ts) removes them continuously; this is one batch of it.
+   */
   async deleteFinishedBefore(retentionMs: number, limit = 10_000): Promise<number> {
-    const { rowCount } = await this.pool.query(
-      `DELETE FROM deliveries WHERE id IN (
-         SELECT id FROM deliveries WHERE status <> 'pending' AND completed_at < now() - make_interval(secs => $1) LIMIT $2
-       )`,
-      [retentionMs / 1000, limit],
-    );
-    return rowCount ?? 0;
+    return (await deleteExpiredBatch(this.pool, retentionMs, limit)).deliveries;
   }
 
   /** Newest first; the whole log, or a page of `limit` after `cursor`. */

@@ -1,0 +1,110 @@
+import type { Pool } from '@worklane/db';
+import type { Logger } from '@worklane/observability';
+
+/** Rows removed by one batch. */
+export interface Removed {
+  deliveries: number;
+  attempts: number;
+}
+
+/**
+ * Deletes up to `limit` deliveries finished more than `retentionMs` ago, oldest first, with their
+ * attempts, in one short statement. The attempts go by a join rather than one cascade per delivery;
+ * rows another replica's pass holds are skipped. Pending deliveries are never removed, however old.
+ */
+export async function deleteExpiredBatch(pool: Pick<Pool, 'query'>, retentionMs: number, limit: number): Promise<Removed> {
+  const { rows } = await pool.query<Removed>({
+    name: 'deliveries-delete-expired',
+    text: `WITH doomed AS (
+       SELECT id FROM deliveries
+       WHERE status <> 'pending' AND completed_at < now() - make_interval(secs => $1)
+       ORDER BY completed_at
+       LIMIT $2
+       FOR UPDATE SKIP LOCKED
+     ), attempts AS (
+       DELETE FROM delivery_attempts WHERE delivery_id IN (SELECT id FROM doomed) RETURNING 1
+     ), removed AS (
+       DELETE FROM deliveries WHERE id IN (SELECT id FROM doomed) RETURNING 1
+     )
+     SELECT (SELECT count(*) FROM removed)::int AS deliveries, (SELECT count(*) FROM attempts)::int AS attempts`,
+    values: [retentionMs / 1000, limit],
+  });
+  return rows[0] ?? { deliveries: 0, attempts: 0 };
+}
+
+export interface RetentionOptions {
+  pool: Pick<Pool, 'query'>;
+  logger: Logger;
+  /** Finished deliveries older than this are removed. */
+  retentionMs: number;
+  /** Deliveries removed per statement: each batch is a short transaction of its own. */
+  batchSize: number;
+  /** Pause between passes once nothing expired is left. */
+  intervalMs: number;
+  onRemoved?: (removed: Removed) => void;
+}
+
+/**
+ * Keeps the delivery log to its retention window. A pass removes expired deliveries batch after
+ * batch until none is left, so however fast deliveries are written, a pass catches up (the rate it
+ * removes at is the database's delete rate, tens of thousands of rows a second, not a fixed
+ * quota); then it waits `intervalMs`. Every replica runs one; their batches skip each other's rows.
+ */
+export class DeliveryRetention {
+  private running = false;
+  private stopped = false;
+  private loop: Promise<void> | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private wakeUp: (() => void) | undefined;
+
+  constructor(private readonly options: RetentionOptions) {}
+
+  start(): void {
+    if (this.running) return;
+    this.running = true;
+    this.loop = this.run();
+  }
+
+  async stop(): Promise<void> {
+    this.running = false;
+    this.stopped = true;
+    clearTimeout(this.timer);
+    this.wakeUp?.();
+    await this.loop;
+  }
+
+  /** Removes everything expired now, batch after batch; resolves to what it removed. */
+  async removeExpired(): Promise<Removed> {
+    const { pool, retentionMs, batchSize, onRemoved } = this.options;
+    const total: Removed = { deliveries: 0, attempts: 0 };
+    for (;;) {
+      const removed = await deleteExpiredBatch(pool, retentionMs, batchSize);
+      total.deliveries += removed.deliveries;
+      total.attempts += removed.attempts;
+      if (removed.deliveries > 0) onRemoved?.(removed);
+      // A short batch means nothing expired is left (or what is left is another replica's batch).
+      if (removed.deliveries < batchSize || this.stopped) return total;
+    }
+  }
+
+  private async run(): Promise<void> {
+    const { logger, intervalMs } = this.options;
+    while (this.running) {
+      const started = Date.now();
+      try {
+        const removed = await this.removeExpired();
+        if (removed.deliveries > 0) {
+          const seconds = Math.max(0.001, (Date.now() - started) / 1000);
+          logger.info({ ...removed, rowsPerSecond: Math.round((removed.deliveries + removed.attempts) / seconds) }, 'removed deliveries past their retention');
+        }
+      } catch (error) {
+        logger.warn({ err: error }, 'removing old deliveries failed; trying again at the next pass');
+      }
+      if (!this.running) break;
+      await new Promise<void>((resolve) => {
+        this.wakeUp = resolve;
+        this.timer = setTimeout(resolve, intervalMs);
+      });
+    }
+  }
+}

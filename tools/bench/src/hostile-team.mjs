@@ -34,7 +34,8 @@ const results = {
   lists: { requests: 0, walks: 0, statuses: {}, bytes: 0, maxResponseBytes: 0, maxPagesInWalk: 0, walksCutShort: 0 },
 };
 
-const eventAgent = keepAliveAgent(64);
+// Not capped low: the open loop really fires at its rate however slowly the API answers.
+const eventAgent = keepAliveAgent(1_024);
 const abuseAgent = keepAliveAgent(16);
 const listAgent = keepAliveAgent(Math.max(1, listTokens.length));
 const issues = []; // ids of issues the hostile team created, for updates

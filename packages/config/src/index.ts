@@ -76,4 +76,17 @@ export function databaseSchema(serviceName: string) {
     MIGRATE_ON_START: flag(true).describe("Apply this service's migrations at start"),
   };
 }
+
+export {
+  PRINCIPALS,
+  parsePrivateKey,
+  parsePublicKey,
+  privateSigningKey,
+  publicKeysOf,
+  publicKeysSchema,
+  publicSigningKey,
+  type Principal,
+  type PublicKeys,
+  type Signer,
+} from './keys';
 export { pagingSettings, teamQuota } from './limits';

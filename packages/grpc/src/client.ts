@@ -1,10 +1,12 @@
+import type { KeyObject } from 'node:crypto';
 import * as grpc from '@grpc/grpc-js';
 import { signCall } from './call-signature';
 
 export interface GrpcClientOptions {
   /** This service's name, sent (signed) with every call. */
   caller: string;
-  signingKey: string;
+  /** This service's own Ed25519 private key (SIGNING_PRIVATE_KEY). */
+  signingKey: KeyObject;
 }
 
 type ClientConstructor<Client> = new (address: string, credentials: grpc.ChannelCredentials, options?: grpc.ClientOptions) => Client;

@@ -1,3 +1,4 @@
+import type { KeyObject } from 'node:crypto';
 import * as grpc from '@grpc/grpc-js';
 import { HealthImplementation } from 'grpc-health-check';
 import type { Logger, ServiceMetrics } from '@worklane/observability';
@@ -7,17 +8,23 @@ import { RpcError } from './errors';
 export interface GrpcServerOptions {
   logger: Logger;
   metrics: ServiceMetrics;
-  /** Key that internal callers sign their calls with (IDENTITY_SIGNING_KEY). */
-  signingKey: string;
+  /** Public keys of the principals that may call this server at all, by name. */
+  callers: Readonly<Record<string, KeyObject>>;
 }
+
+/** For each method name of a service definition, the principals allowed to call it. */
+export type MethodCallers = Readonly<Record<string, readonly string[]>>;
 
 /** A unary handler: gets the request and the caller's name, resolves to the response. */
 export type UnaryHandler<Request, Response> = (request: Request, context: { caller: string }) => Promise<Response>;
 
 export interface GrpcServer {
   server: grpc.Server;
-  /** Registers a service whose every method requires a signed caller. */
-  addService(definition: grpc.ServiceDefinition, handlers: Record<string, UnaryHandler<any, any>>): void;
+  /**
+   * Registers a service whose every method requires a signed caller (else UNAUTHENTICATED) that
+   * `allowed` lists for that method (else PERMISSION_DENIED).
+   */
+  addService(definition: grpc.ServiceDefinition, handlers: Record<string, UnaryHandler<any, any>>, allowed: MethodCallers): void;
   /** Binds and starts serving; resolves to the bound port. */
   listen(host: string, port: number): Promise<number>;
   /** Reports NOT_SERVING, lets in-flight calls finish, then closes. */
@@ -37,7 +44,7 @@ export function createGrpcServer(options: GrpcServerOptions): GrpcServer {
   health.addToServer(server);
   const serviceNames: string[] = [];
 
-  function wrap(method: string, handler: UnaryHandler<unknown, unknown>): grpc.handleUnaryCall<unknown, unknown> {
+  function wrap(method: string, handler: UnaryHandler<unknown, unknown>, allowed: readonly string[]): grpc.handleUnaryCall<unknown, unknown> {
     return (call, callback) => {
       const stop = options.metrics.grpcDuration.startTimer();
       const finish = (code: grpc.status) => {
@@ -45,10 +52,15 @@ export function createGrpcServer(options: GrpcServerOptions): GrpcServer {
         options.metrics.grpcRequests.inc(labels);
         stop(labels);
       };
-      const caller = verifyCall(call.metadata, options.signingKey, call.getPath());
+      const caller = verifyCall(call.metadata, options.callers, call.getPath());
       if (!caller) {
         finish(grpc.status.UNAUTHENTICATED);
         callback({ code: grpc.status.UNAUTHENTICATED, details: 'caller is not signed' });
+        return;
+      }
+      if (!allowed.includes(caller)) {
+        finish(grpc.status.PERMISSION_DENIED);
+        callback({ code: grpc.status.PERMISSION_DENIED, details: `${caller} may not call ${method}` });
         return;
       }
       handler(call.request, { caller }).then(
@@ -72,12 +84,12 @@ export function createGrpcServer(options: GrpcServerOptions): GrpcServer {
 
   return {
     server,
-    addService(definition, handlers) {
+    addService(definition, handlers, allowed) {
       const implementation: grpc.UntypedServiceImplementation = {};
       for (const [name, method] of Object.entries(definition)) {
         const handler = handlers[name];
         if (!handler) throw new Error(`no handler for ${method.path}`);
-        implementation[name] = wrap(method.path, handler);
+        implementation[name] = wrap(method.path, handler, allowed[name] ?? []);
         serviceNames.push(method.path.split('/')[1] ?? name);
       }
       server.addService(definition, implementation);

@@ -1,3 +1,4 @@
+import { generateKeyPairSync } from 'node:crypto';
 import request from 'supertest';
 import pino from 'pino';
 import { createMetrics } from '@worklane/observability';
@@ -7,14 +8,16 @@ import { idParam, resource } from './routes';
 import { parseBody, fields } from './validation';
 import { z } from 'zod';
 
-const KEY = 'k'.repeat(32);
+const gateway = generateKeyPairSync('ed25519');
+const issue = generateKeyPairSync('ed25519');
+const GATEWAY = { name: 'gateway', key: gateway.privateKey };
 
 function app() {
   return createServiceApp({
     logger: pino({ level: 'silent' }),
     metrics: createMetrics('test'),
     isReady: () => true,
-    identityKey: KEY,
+    identityIssuers: { gateway: gateway.publicKey },
     routes: (router) => {
       resource(router, '/api/v1/teams/:team/things/:thing', {
         get: (req, res) => void res.json({ id: idParam(req, 'thing'), identity: req.identity }),
@@ -27,7 +30,7 @@ function app() {
   });
 }
 
-const signed = (method: string, url: string) => signIdentity(KEY, method, url, { teamId: 1, userId: 2, tokenId: 3 });
+const signed = (method: string, url: string) => signIdentity(GATEWAY, method, url, { teamId: 1, userId: 2, tokenId: 3 });
 
 describe('createServiceApp', () => {
   it('refuses a request without a signed identity', async () => {
@@ -37,8 +40,13 @@ describe('createServiceApp', () => {
   });
 
   it('refuses an identity signed with another key or for another path', async () => {
-    const forged = signIdentity('x'.repeat(32), 'GET', '/api/v1/teams/1/things/1', { teamId: 1, userId: 2, tokenId: 3 });
+    const forged = signIdentity({ name: 'gateway', key: generateKeyPairSync('ed25519').privateKey }, 'GET', '/api/v1/teams/1/things/1', { teamId: 1, userId: 2, tokenId: 3 });
     expect((await request(app()).get('/api/v1/teams/1/things/1').set(forged)).status).toBe(401);
+    // A service's own key (here the issue service's) signs nothing that passes as an identity.
+    const byIssue = signIdentity({ name: 'issue', key: issue.privateKey }, 'GET', '/api/v1/teams/1/things/1', { teamId: 1, userId: 2, tokenId: 3 });
+    expect((await request(app()).get('/api/v1/teams/1/things/1').set(byIssue)).status).toBe(401);
+    const posingAsGateway = signIdentity({ name: 'gateway', key: issue.privateKey }, 'GET', '/api/v1/teams/1/things/1', { teamId: 1, userId: 2, tokenId: 3 });
+    expect((await request(app()).get('/api/v1/teams/1/things/1').set(posingAsGateway)).status).toBe(401);
     const otherPath = signed('GET', '/api/v1/teams/1/things/2');
     expect((await request(app()).get('/api/v1/teams/1/things/1').set(otherPath)).status).toBe(401);
   });

@@ -1,4 +1,5 @@
 import express, { type ErrorRequestHandler, type Express, type RequestHandler, type Router } from 'express';
+import type { PublicKeys } from '@worklane/config';
 import type { Logger, ServiceMetrics } from '@worklane/observability';
 import { HttpError, notFound, validationFailed } from './errors';
 import { FieldErrorCollector } from './field-errors';
@@ -11,8 +12,8 @@ export interface ServiceAppOptions {
   metrics: ServiceMetrics;
   /** `/readyz`: false while starting or shutting down, or when a dependency does not answer. */
   isReady: () => boolean | Promise<boolean>;
-  /** When set, every `/api` request must carry an identity signed with this key. */
-  identityKey?: string;
+  /** When set, every `/api` request must carry an identity signed by one of these principals (gateway, console). */
+  identityIssuers?: PublicKeys;
   /** Mounts the service's routes. */
   routes: (router: Router) => void;
   /** Largest accepted JSON body. */
@@ -126,7 +127,7 @@ export function createServiceApp(options: ServiceAppOptions): Express {
     app.use(express.json({ limit, strict: false, type: JSON_TYPES }));
     if (options.formBodies) app.use(express.urlencoded({ limit, extended: false, type: FORM_TYPE }));
   }
-  if (options.identityKey) app.use('/api', requireIdentity(options.identityKey));
+  if (options.identityIssuers) app.use('/api', requireIdentity(options.identityIssuers));
   // The gateway leaves bodies and queries to the services it forwards them to.
   if (options.parseBodies ?? true) app.use(requireUsableInput(limits));
 

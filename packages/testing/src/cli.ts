@@ -1,11 +1,14 @@
 import { spawn } from 'node:child_process';
 
 import { randomId } from './keys';
+import type { Keys } from './services';
 import { cliPath } from './repo';
 
 /** Anything with the system's shared environment: a System from startSystem(), or {env}. */
 export interface HasEnv {
   env: Record<string, string | undefined>;
+  /** The system's keys: the CLI signs with the `cli` private key, which no service receives. */
+  keys?: Pick<Keys, 'signing'>;
 }
 
 export interface CliResult {
@@ -18,10 +21,11 @@ export interface CliResult {
 /** The variables the CLI reads, taken from the system. */
 export function cliEnv(system: HasEnv): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const key of ['TOKEN_SERVICE_ADDR', 'PROJECT_GRPC_ADDR', 'WEBHOOK_GRPC_ADDR', 'IDENTITY_SIGNING_KEY', 'DATABASE_URL', 'NATS_URL']) {
+  for (const key of ['TOKEN_SERVICE_ADDR', 'PROJECT_GRPC_ADDR', 'WEBHOOK_GRPC_ADDR', 'CLI_PRIVATE_KEY', 'DATABASE_URL', 'NATS_URL']) {
     const value = system.env[key];
     if (value) out[key] = value;
   }
+  if (system.keys) out.CLI_PRIVATE_KEY = system.keys.signing.cli.privateKey;
   return out;
 }
 

@@ -13,7 +13,7 @@ export {
   type HasEnv,
 } from './cli';
 export { createTestDatabase, type TestDatabase } from './database';
-export { randomId, randomKey } from './keys';
+export { publicKeysOf, randomId, randomKey, signerOf, signingKeyPair, signingKeyPairs, type SigningKeyPair } from './keys';
 export { natsServerBin, startNatsServer, type NatsServer } from './nats';
 export { freePort, freePorts } from './ports';
 export { cliPath, findExecutable, repoRoot, serviceMain } from './repo';
@@ -24,6 +24,7 @@ export {
   START_ORDER,
   defaultPorts,
   ownEnv,
+  privateEnv,
   serviceEnv,
   serviceInfo,
   sharedEnv,

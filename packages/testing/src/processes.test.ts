@@ -34,7 +34,7 @@ const argv = process.argv.slice(2);
 console.error('fake cli');
 if (process.env.FAKE_CLI_FAIL === '1') { console.error('no such team'); process.exit(2); }
 const env = { TOKEN_SERVICE_ADDR: process.env.TOKEN_SERVICE_ADDR, PROJECT_GRPC_ADDR: process.env.PROJECT_GRPC_ADDR,
-  IDENTITY_SIGNING_KEY: process.env.IDENTITY_SIGNING_KEY, DATABASE_URL: process.env.DATABASE_URL };
+  CLI_PRIVATE_KEY: process.env.CLI_PRIVATE_KEY, DATABASE_URL: process.env.DATABASE_URL };
 if (argv[0] === 'bootstrap') console.log(JSON.stringify({ user_id: 1, team_id: 2, organization_id: 3, token_id: 4, token: 'wl_fake', argv, env }));
 else if (argv[1] === 'create') console.log(JSON.stringify({ token_id: 5, token: 'wl_fake2', argv }));
 `;
@@ -65,7 +65,7 @@ async function envOf(url: string): Promise<Record<string, string>> {
 
 describe('startService', () => {
   it('starts on free ports with the given env, keeps the logs, restarts on the same ports and stops', async () => {
-    const svc = await startService('project', { IDENTITY_SIGNING_KEY: 'k'.repeat(40), EXTRA: 7 });
+    const svc = await startService('project', { GATEWAY_PUBLIC_KEY: 'k'.repeat(40), EXTRA: 7 });
     try {
       expect(svc.grpcPort).not.toBeNull();
       expect(svc.grpcAddr).toBe(`127.0.0.1:${svc.grpcPort}`);
@@ -152,8 +152,13 @@ withDatabase('startSystem', () => {
       expect(system.databaseUrl).toMatch(/\/wl_test_[0-9a-f]+$/);
       expect(token.DATABASE_SCHEMA).toBe('token');
       expect(issue).toMatchObject({ NATS_URL: 'nats://127.0.0.1:1', PROJECT_GRPC_ADDR: system.grpcAddrs.project, LOG_LEVEL: 'warn' });
-      expect(gateway.IDENTITY_SIGNING_KEY).toBe(system.keys.identitySigningKey);
-      expect(system.keys.identitySigningKey).toMatch(/^[0-9a-f]{64}$/);
+      // Every service holds the public keys; each signing service only its own private key.
+      expect(gateway.SIGNING_PRIVATE_KEY).toBe(system.keys.signing.gateway.privateKey);
+      expect(issue.SIGNING_PRIVATE_KEY).toBe(system.keys.signing.issue.privateKey);
+      expect(token.SIGNING_PRIVATE_KEY).toBeUndefined();
+      expect(token.GATEWAY_PUBLIC_KEY).toBe(system.keys.signing.gateway.publicKey);
+      expect(system.keys.signing.gateway.privateKey).toMatch(/^-----BEGIN PRIVATE KEY-----/);
+      expect(system.env.SIGNING_PRIVATE_KEY).toBeUndefined();
 
       const replica = await system.startService('gateway');
       expect(replica.url).not.toBe(system.gatewayUrl);
@@ -166,7 +171,7 @@ withDatabase('startSystem', () => {
       expect(env).toEqual({
         TOKEN_SERVICE_ADDR: system.grpcAddrs.token,
         PROJECT_GRPC_ADDR: system.grpcAddrs.project,
-        IDENTITY_SIGNING_KEY: system.keys.identitySigningKey,
+        CLI_PRIVATE_KEY: system.keys.signing.cli.privateKey,
         DATABASE_URL: system.databaseUrl,
       });
       expect(await createToken(system, { teamId: 2, email: 'a@example.test', name: 'ci' })).toMatchObject({

@@ -17,7 +17,11 @@ function fromDevRunner(expression: string, env: Record<string, string> = {}): un
   return JSON.parse(out);
 }
 
-const keys = { identitySigningKey: 'i'.repeat(64), webhookSecretKey: 'w'.repeat(64) };
+const pair = (name: string) => ({ privateKey: `private ${name}`, publicKey: `public ${name}` });
+const keys = {
+  signing: { gateway: pair('gateway'), console: pair('console'), issue: pair('issue'), delivery: pair('delivery'), cli: pair('cli') },
+  webhookSecretKey: 'w'.repeat(64),
+};
 
 describe('the service table', () => {
   it('is the one npm start runs (tools/dev loads it from this package)', () => {
@@ -57,8 +61,14 @@ describe('serviceEnv', () => {
       DATABASE_URL: input.databaseUrl,
       DATABASE_SCHEMA: 'token',
       OTEL_SERVICE_NAME: 'token',
-      IDENTITY_SIGNING_KEY: keys.identitySigningKey,
+      GATEWAY_PUBLIC_KEY: 'public gateway',
+      ISSUE_PUBLIC_KEY: 'public issue',
+      CLI_PUBLIC_KEY: 'public cli',
     });
+    expect(envs.token.SIGNING_PRIVATE_KEY).toBeUndefined();
+    expect(envs.issue.SIGNING_PRIVATE_KEY).toBe('private issue');
+    expect(envs.gateway.SIGNING_PRIVATE_KEY).toBe('private gateway');
+    for (const env of Object.values(envs)) expect(Object.values(env)).not.toContain('private cli');
     expect(envs.gateway).toMatchObject({
       HTTP_PORT: '18080',
       TOKEN_SERVICE_ADDR: '127.0.0.1:7001',

@@ -1,6 +1,9 @@
 // The service table of docs/architecture.md and the wiring between services: one definition for
 // `npm start` (tools/dev loads it from this package's build) and for the tests' systems.
 
+import { PRINCIPALS, type Principal } from '@worklane/config';
+import type { SigningKeyPair } from './keys';
+
 export type ServiceName = 'gateway' | 'token' | 'project' | 'webhook' | 'issue' | 'delivery' | 'console';
 
 export interface ServiceInfo {
@@ -47,8 +50,15 @@ export type Env = Record<string, string>;
 export type Ports = Record<ServiceName, { http: number; grpc: number | null }>;
 
 export interface Keys {
-  identitySigningKey: string;
+  /** Ed25519 key pair (PEM) of every signing principal: gateway, console, issue, delivery, cli. */
+  signing: Record<Principal, SigningKeyPair>;
   webhookSecretKey: string;
+}
+
+/** Every service may hold every public key; only `name` itself gets its SIGNING_PRIVATE_KEY. */
+export function privateEnv(name: string, keys: Keys): Env {
+  const pair = (keys.signing as Record<string, SigningKeyPair | undefined>)[name];
+  return pair ? { SIGNING_PRIVATE_KEY: pair.privateKey } : {};
 }
 
 export function serviceInfo(name: string): ServiceInfo {
@@ -79,7 +89,7 @@ export function sharedEnv({ databaseUrl, natsUrl, keys, ports, gatewayPort, host
   const http = (name: ServiceName) => `http://${host}:${p[name].http}`;
   const grpc = (name: ServiceName) => `${host}:${p[name].grpc}`;
   const shared: Env = {
-    IDENTITY_SIGNING_KEY: keys.identitySigningKey,
+    ...Object.fromEntries(PRINCIPALS.map((principal) => [`${principal.toUpperCase()}_PUBLIC_KEY`, keys.signing[principal].publicKey])),
     WEBHOOK_SECRET_KEY: keys.webhookSecretKey,
     TOKEN_SERVICE_ADDR: grpc('token'),
     PROJECT_GRPC_ADDR: grpc('project'),
@@ -120,7 +130,7 @@ export function serviceEnv(options: ServiceEnvOptions): Record<ServiceName, Env>
   const shared = sharedEnv({ ...options, ports, env });
   return Object.fromEntries(
     SERVICES.map((s) => {
-      const e: Env = { ...shared, ...ownEnv(s.name, { ports, bindHost: options.bindHost ?? '127.0.0.1' }) };
+      const e: Env = { ...shared, ...ownEnv(s.name, { ports, bindHost: options.bindHost ?? '127.0.0.1' }), ...privateEnv(s.name, options.keys) };
       if (s.schema === null) delete e.DATABASE_URL;
       return [s.name, e];
     }),

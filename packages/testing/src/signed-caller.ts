@@ -1,6 +1,7 @@
 // Calls a service's express app in-process with identities signed the way the gateway signs them.
 import type { RequestListener } from 'node:http';
 import request from 'supertest';
+import type { Signer } from '@worklane/config';
 import { signIdentity } from '@worklane/http';
 
 export interface Reply {
@@ -26,10 +27,13 @@ const toReply = (response: request.Response): Reply => ({
   headers: response.headers as Record<string, string>,
 });
 
-/** A caller acting for `teamId` (token id = user id), as the gateway would forward a token of that team. */
-export function signedCaller(app: RequestListener, identityKey: string, teamId: number, userId = 1): Caller {
+/**
+ * A caller acting for `teamId` (token id = user id), as the gateway would forward a token of that
+ * team; `issuer` is the gateway's signer (signerOf(keys, 'gateway')).
+ */
+export function signedCaller(app: RequestListener, issuer: Signer, teamId: number, userId = 1): Caller {
   const start = (method: string, path: string) =>
-    request(app)[method.toLowerCase() as 'get'](path).set(signIdentity(identityKey, method, path, { teamId, userId, tokenId: userId }));
+    request(app)[method.toLowerCase() as 'get'](path).set(signIdentity(issuer, method, path, { teamId, userId, tokenId: userId }));
   const json = (method: string) => async (path: string, body?: unknown) => {
     let call = start(method, path).set('Accept', 'application/json');
     if (body !== undefined) call = call.set('Content-Type', 'application/json').send(JSON.stringify(body));

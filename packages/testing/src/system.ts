@@ -1,8 +1,8 @@
 import { createTestDatabase, type TestDatabase } from './database';
-import { randomKey } from './keys';
+import { randomKey, signingKeyPairs } from './keys';
 import { freePorts } from './ports';
 import { startService, type EnvInput, type ServiceHandle, type StartServiceOptions } from './service';
-import { SERVICES, START_ORDER, serviceEnv, serviceInfo, sharedEnv, type Env, type Keys, type Ports, type ServiceName } from './services';
+import { SERVICES, START_ORDER, privateEnv, serviceEnv, serviceInfo, sharedEnv, type Env, type Keys, type Ports, type ServiceName } from './services';
 
 export interface StartSystemOptions {
   /** Services to start (default: all). The token service starts first, the gateway last. */
@@ -52,8 +52,9 @@ const GRPC_SERVICES = ['token', 'project', 'webhook'] as const;
 
 /**
  * Starts `services` wired together exactly as `npm start` wires them (tools/dev/src/services.mjs),
- * but on free ports, with a fresh database (createTestDatabase), random IDENTITY_SIGNING_KEY and
- * WEBHOOK_SECRET_KEY, and NATS_URL from the environment.
+ * but on free ports, with a fresh database (createTestDatabase), fresh signing key pairs (each
+ * service gets only its own private key), a random WEBHOOK_SECRET_KEY, and NATS_URL from the
+ * environment.
  */
 export async function startSystem(options: StartSystemOptions = {}): Promise<System> {
   const wanted = new Set<ServiceName>(options.services ?? START_ORDER);
@@ -79,7 +80,7 @@ export async function startSystem(options: StartSystemOptions = {}): Promise<Sys
     ? { name: '', url: extra.DATABASE_URL, drop: async () => undefined }
     : await createTestDatabase();
   const keys: Keys = {
-    identitySigningKey: extra.IDENTITY_SIGNING_KEY ?? randomKey(),
+    signing: signingKeyPairs(),
     webhookSecretKey: extra.WEBHOOK_SECRET_KEY ?? randomKey(),
   };
   const envs = serviceEnv({ databaseUrl: database.url, natsUrl, keys, ports });
@@ -120,7 +121,7 @@ export async function startSystem(options: StartSystemOptions = {}): Promise<Sys
     keys,
     database,
     async startService(name, env = {}, startOptions = {}) {
-      const own: EnvInput = { ...shared, ...unset(name), ...options.serviceEnv?.[name], ...env };
+      const own: EnvInput = { ...shared, ...privateEnv(name, keys), ...unset(name), ...options.serviceEnv?.[name], ...env };
       if (serviceInfo(name).schema === null && own.DATABASE_URL === database.url) own.DATABASE_URL = null;
       const handle = await startService(name, own, { readyPath: readyPath(name), ...startOptions });
       all.push(handle);

@@ -1,3 +1,4 @@
+import { generateKeyPairSync } from 'node:crypto';
 import request from 'supertest';
 import pino from 'pino';
 import { createMetrics } from '@worklane/observability';
@@ -17,7 +18,7 @@ function consoleApp(overrides: Partial<ConsoleOptions> = {}) {
   return createApp({
     accounts: accountsNeverCalled,
     services: new ServiceApi({
-      identityKey: 'k'.repeat(32),
+      identitySigner: { name: 'console', key: generateKeyPairSync('ed25519').privateKey },
       urls: { project: 'http://127.0.0.1:1', webhook: 'http://127.0.0.1:1', issue: 'http://127.0.0.1:1', delivery: 'http://127.0.0.1:1' },
     }),
     logger: pino({ level: 'silent' }),

@@ -1,11 +1,11 @@
-import { baseServiceSchema, flag, grpcAddress, loadConfig, port, secretKey, z } from '@worklane/config';
+import { baseServiceSchema, flag, grpcAddress, loadConfig, port, privateSigningKey, z } from '@worklane/config';
 
 const serviceUrl = (service: string) => z.url().describe(`Base URL of the ${service} service's HTTP API`);
 
 export const configSchema = z.object({
   ...baseServiceSchema('console'),
   HTTP_PORT: port(8085).describe('HTTP port of the web console, /healthz, /readyz and /metrics'),
-  IDENTITY_SIGNING_KEY: secretKey().describe('Key that signs the identity headers sent to the services and the gRPC calls to the token service'),
+  SIGNING_PRIVATE_KEY: privateSigningKey().describe("This service's own Ed25519 private key (PEM): signs the caller identities it forwards and its gRPC calls; only this service holds it"),
   TOKEN_SERVICE_ADDR: grpcAddress().describe('host:port of the token gRPC service (accounts, sessions, API tokens)'),
   PROJECT_SERVICE_URL: serviceUrl('project'),
   WEBHOOK_SERVICE_URL: serviceUrl('webhook'),

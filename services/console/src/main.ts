@@ -7,9 +7,9 @@ import { ServiceApi } from './clients/services';
 
 async function main(): Promise<void> {
   const { logger, metrics, lifecycle, tracing } = runtime;
-  const accounts = createAccounts(config.TOKEN_SERVICE_ADDR, config.IDENTITY_SIGNING_KEY);
+  const accounts = createAccounts(config.TOKEN_SERVICE_ADDR, config.SIGNING_PRIVATE_KEY);
   const services = new ServiceApi({
-    identityKey: config.IDENTITY_SIGNING_KEY,
+    identitySigner: { name: 'console', key: config.SIGNING_PRIVATE_KEY },
     urls: {
       project: config.PROJECT_SERVICE_URL,
       webhook: config.WEBHOOK_SERVICE_URL,

@@ -1,4 +1,5 @@
 import type { Express } from 'express';
+import type { PublicKeys } from '@worklane/config';
 import { createServiceApp } from '@worklane/http';
 import type { Logger, ServiceMetrics } from '@worklane/observability';
 import { deliveryRoutes, type DeliveryRouteDeps } from './routes/deliveries';
@@ -6,7 +7,8 @@ import { deliveryRoutes, type DeliveryRouteDeps } from './routes/deliveries';
 export interface AppDeps extends DeliveryRouteDeps {
   logger: Logger;
   metrics: ServiceMetrics;
-  identityKey: string;
+  /** Public keys of the principals that mint caller identities (gateway, console). */
+  identityIssuers: PublicKeys;
   isReady: () => boolean | Promise<boolean>;
 }
 
@@ -15,7 +17,7 @@ export function createApp(deps: AppDeps): Express {
   return createServiceApp({
     logger: deps.logger,
     metrics: deps.metrics,
-    identityKey: deps.identityKey,
+    identityIssuers: deps.identityIssuers,
     isReady: deps.isReady,
     routes: (router) => deliveryRoutes(router, deps),
   });

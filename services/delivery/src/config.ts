@@ -1,14 +1,18 @@
-import { baseServiceSchema, databaseSchema, grpcAddress, loadConfig, port, secretKey, z } from '@worklane/config';
+import { baseServiceSchema, databaseSchema, grpcAddress, loadConfig, port, privateSigningKey, publicKeysSchema, z } from '@worklane/config';
 import { streamSettingsSchema } from '@worklane/messaging';
 import { DEFAULT_RETRY_SCHEDULE, parseRetrySchedule, receiverAddressSettings } from '@worklane/webhooks';
 
 const milliseconds = (defaultMs: number, max: number) => z.coerce.number().int().min(1).max(max).default(defaultMs);
 
+/** Who may sign the caller identity of an API request. */
+export const IDENTITY_ISSUERS = ['gateway', 'console'] as const;
+
 export const configSchema = z.object({
   ...baseServiceSchema('delivery'),
   ...databaseSchema('delivery'),
   HTTP_PORT: port(8084).describe('HTTP port of the delivery log API, /healthz, /readyz and /metrics'),
-  IDENTITY_SIGNING_KEY: secretKey().describe('Key that verifies identities signed by the gateway and signs internal gRPC calls'),
+  SIGNING_PRIVATE_KEY: privateSigningKey().describe("This service's own Ed25519 private key (PEM): signs its gRPC calls; only this service holds it"),
+  ...publicKeysSchema(IDENTITY_ISSUERS),
   NATS_URL: z.string().min(1).describe('NATS servers (JetStream enabled), comma-separated'),
   WEBHOOK_GRPC_ADDR: grpcAddress('127.0.0.1:7003').describe('host:port of the webhook service (WebhookDirectory)'),
   ...receiverAddressSettings,

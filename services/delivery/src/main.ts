@@ -1,4 +1,6 @@
 import { config, runtime } from './instrumentation';
+import { publicKeysOf } from '@worklane/config';
+import { IDENTITY_ISSUERS } from './config';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createPool, migrate, pingDatabase } from '@worklane/db';
@@ -41,7 +43,7 @@ async function main(): Promise<void> {
   await declare();
 
   const store = new DeliveryStore(pool);
-  const webhooks = grpcWebhookDirectory(config.WEBHOOK_GRPC_ADDR, { caller: 'delivery', signingKey: config.IDENTITY_SIGNING_KEY });
+  const webhooks = grpcWebhookDirectory(config.WEBHOOK_GRPC_ADDR, { caller: 'delivery', signingKey: config.SIGNING_PRIVATE_KEY });
   const dispatchers = new PinnedDispatchers({ connectTimeoutMs: config.WEBHOOK_CONNECT_TIMEOUT_MS, tlsTimeoutMs: config.WEBHOOK_TLS_TIMEOUT_MS });
   // Receiver names are resolved asynchronously (never on libuv's shared thread pool) and cached.
   const resolver = new CachingResolver({
@@ -123,7 +125,7 @@ async function main(): Promise<void> {
   const app = createApp({
     logger,
     metrics,
-    identityKey: config.IDENTITY_SIGNING_KEY,
+    identityIssuers: publicKeysOf(config, IDENTITY_ISSUERS),
     deliveries: store,
     webhooks,
     onDeliveryCreated: () => sender.wake(),

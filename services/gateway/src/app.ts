@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Express, NextFunction, Request, Response } from 'express';
 import { HttpError, badRequest, createServiceApp, forbidden, matchApiRoute, notFound, signIdentity, type ApiUpstream } from '@worklane/http';
+import type { Signer } from '@worklane/config';
 import type { Logger, ServiceMetrics } from '@worklane/observability';
 import type { RequestHandler } from 'http-proxy-middleware';
 import type { TokenAuthenticator } from './authenticate';
@@ -13,7 +14,8 @@ export type Upstream = ApiUpstream | 'console';
 export interface AppDeps {
   logger: Logger;
   metrics: ServiceMetrics;
-  identityKey: string;
+  /** The gateway's own key: it signs the identity each API request forwards (only the gateway and console mint identities). */
+  identitySigner: Signer;
   authenticator: TokenAuthenticator;
   rateLimiter: RateLimiter;
   /** Base URLs of the services; a missing one makes its routes answer 503 (the console's, 404). */
@@ -86,7 +88,7 @@ export function createApp(deps: AppDeps): Express {
     delete req.headers.authorization;
     delete req.headers.cookie;
     addForwardedHeaders(req);
-    Object.assign(req.headers, signIdentity(deps.identityKey, req.method, req.url, identity));
+    Object.assign(req.headers, signIdentity(deps.identitySigner, req.method, req.url, identity));
     await proxy(req, res, next);
   }
 

@@ -1,4 +1,4 @@
-import { baseServiceSchema, grpcAddress, loadConfig, port, secretKey, z } from '@worklane/config';
+import { baseServiceSchema, grpcAddress, loadConfig, port, privateSigningKey, z } from '@worklane/config';
 
 /**
  * An upstream's base URL. Unset or empty means the gateway runs without that service: its routes
@@ -21,7 +21,7 @@ export const configSchema = z.object({
   ISSUE_SERVICE_URL: serviceUrl('issue'),
   DELIVERY_SERVICE_URL: serviceUrl('delivery'),
   CONSOLE_SERVICE_URL: serviceUrl('console (everything outside /api)'),
-  IDENTITY_SIGNING_KEY: secretKey().describe('Key that signs the identity headers forwarded to services and the gRPC calls to the token service'),
+  SIGNING_PRIVATE_KEY: privateSigningKey().describe("This service's own Ed25519 private key (PEM): signs the caller identities it forwards and its gRPC calls; only this service holds it"),
   RATE_LIMIT_PER_SECOND: z.coerce
     .number()
     .min(0)

@@ -13,7 +13,7 @@ async function main(): Promise<void> {
   const { logger, metrics, lifecycle, tracing } = runtime;
   const { TokenService } = loadProto<TokenProto>('token').worklane.token.v1;
   // One channel for every request: HTTP/2 multiplexes the calls.
-  const tokenClient = createGrpcClient(TokenService, config.TOKEN_SERVICE_ADDR, { caller: 'gateway', signingKey: config.IDENTITY_SIGNING_KEY });
+  const tokenClient = createGrpcClient(TokenService, config.TOKEN_SERVICE_ADDR, { caller: 'gateway', signingKey: config.SIGNING_PRIVATE_KEY });
   const tokenHealth = createHealthChecker(config.TOKEN_SERVICE_ADDR);
   const rateLimiter = new RateLimiter(config.RATE_LIMIT_PER_SECOND, config.RATE_LIMIT_BURST);
   const sweeper = setInterval(() => rateLimiter.sweep(), 60_000).unref();
@@ -32,7 +32,7 @@ async function main(): Promise<void> {
   const app = createApp({
     logger,
     metrics,
-    identityKey: config.IDENTITY_SIGNING_KEY,
+    identitySigner: { name: 'gateway', key: config.SIGNING_PRIVATE_KEY },
     authenticator: new TokenAuthenticator(tokenClient, config.AUTHENTICATE_TIMEOUT_MS, logger, { ttlMs: config.GATEWAY_AUTH_CACHE_TTL_MS }),
     rateLimiter,
     upstreams,

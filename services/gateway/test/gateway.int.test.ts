@@ -2,7 +2,8 @@
 // of DESIGN.md section 2 that the gateway answers, team isolation, the identity it forwards, what
 // the services do with identities the gateway did not sign, the console behind it, readiness and
 // every service's metrics.
-import { api, bootstrapTeam, createToken, revokeToken, startSystem, type BootstrapResult, type System } from '@worklane/testing';
+import { parsePrivateKey } from '@worklane/config';
+import { api, bootstrapTeam, createToken, revokeToken, signerOf, signingKeyPair, startSystem, type BootstrapResult, type System } from '@worklane/testing';
 import { direct, parseMetrics, rawStatus, samples, signed, type Sample } from './support';
 
 jest.setTimeout(120_000);
@@ -171,7 +172,7 @@ describe('team isolation', () => {
   });
 
   it('replaces identity headers a client sends with the identity of its token', async () => {
-    const forged = signed(system.keys.identitySigningKey, 'GET', `/api/v1${projects(bob)}`, { teamId: bob.team_id, userId: bob.user_id, tokenId: bob.token_id });
+    const forged = signed(signerOf(system.keys.signing, 'gateway'), 'GET', `/api/v1${projects(bob)}`, { teamId: bob.team_id, userId: bob.user_id, tokenId: bob.token_id });
     const own = await api(system, alice.token).get(projects(alice), { headers: forged });
     expect(own.status).toBe(200);
     const other = await api(system, alice.token).get(projects(bob), { headers: forged });
@@ -226,7 +227,7 @@ describe('rate limit', () => {
 
 describe('services behind the gateway', () => {
   const identity = () => ({ teamId: alice.team_id, userId: alice.user_id, tokenId: alice.token_id });
-  const key = () => system.keys.identitySigningKey;
+  const key = () => signerOf(system.keys.signing, 'gateway');
 
   it.each(['project', 'webhook'] as const)('the %s service refuses a request without a signed identity', async (service) => {
     const path = service === 'project' ? `/api/v1${projects(alice)}` : `/api/v1/teams/${alice.team_id}/webhooks`;
@@ -235,14 +236,17 @@ describe('services behind the gateway', () => {
     expect(good.status).toBe(200);
 
     const unsigned = await direct(base, 'GET', path, { 'x-worklane-team-id': String(alice.team_id), 'x-worklane-user-id': '1', 'x-worklane-token-id': '1' });
-    const forged = await direct(base, 'GET', path, signed('f'.repeat(64), 'GET', path, identity()));
+    const forged = await direct(base, 'GET', path, signed({ name: 'gateway', key: parsePrivateKey(signingKeyPair().privateKey) }, 'GET', path, identity()));
+    // The issue and delivery services hold private keys of their own: neither mints identities.
+    const byIssue = await direct(base, 'GET', path, signed(signerOf(system.keys.signing, 'issue'), 'GET', path, identity()));
+    const deliveryAsGateway = await direct(base, 'GET', path, signed({ name: 'gateway', key: signerOf(system.keys.signing, 'delivery').key }, 'GET', path, identity()));
     const stale = await direct(base, 'GET', path, signed(key(), 'GET', path, identity(), Date.now() - 5 * 60_000));
     const otherPath = await direct(base, 'GET', path, signed(key(), 'GET', `/api/v1/teams/${alice.team_id}/organizations`, identity()));
     const otherMethod = await direct(base, 'GET', path, signed(key(), 'POST', path, identity()));
     const otherTeam = signed(key(), 'GET', path, identity());
     otherTeam['x-worklane-team-id'] = String(bob.team_id);
     const tampered = await direct(base, 'GET', path, otherTeam);
-    for (const refused of [unsigned, forged, stale, otherPath, otherMethod, tampered]) {
+    for (const refused of [unsigned, forged, byIssue, deliveryAsGateway, stale, otherPath, otherMethod, tampered]) {
       expect(refused.status).toBe(401);
       expect(refused.body).toEqual({ message: 'Unauthenticated.' });
     }

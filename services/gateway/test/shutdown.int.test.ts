@@ -1,7 +1,7 @@
 // SIGTERM stops a process taking new work but lets the request it is serving finish. Each request
 // is held open with `Expect: 100-continue` until the process has begun shutting down (its port
 // refuses connections), then completed: no timing decides the outcome.
-import { api, bootstrapTeam, startSystem, type BootstrapResult, type System } from '@worklane/testing';
+import { api, bootstrapTeam, signerOf, startSystem, type BootstrapResult, type System } from '@worklane/testing';
 import { holdRequest, signed, waitUntilRefused } from './support';
 
 jest.setTimeout(180_000);
@@ -28,7 +28,7 @@ async function listedNames(): Promise<string[]> {
 it('lets a request in flight at the project service finish after SIGTERM', async () => {
   const project = system.services.project!;
   const path = projectsPath();
-  const identity = signed(system.keys.identitySigningKey, 'POST', path, { teamId: team.team_id, userId: team.user_id, tokenId: team.token_id });
+  const identity = signed(signerOf(system.keys.signing, 'gateway'), 'POST', path, { teamId: team.team_id, userId: team.user_id, tokenId: team.token_id });
   const held = await holdRequest(project.httpPort, 'POST', path, identity, JSON.stringify({ name: 'Finished By The Project Service' }));
 
   const exited = project.process.kill('SIGTERM') && project.exited;

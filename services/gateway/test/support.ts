@@ -1,5 +1,6 @@
 // Helpers shared by the gateway's integration tests.
 import net from 'node:net';
+import type { Signer } from '@worklane/config';
 import { signIdentity, type Identity } from '@worklane/http';
 
 export interface RawReply {
@@ -30,7 +31,7 @@ export async function direct(baseUrl: string, method: string, path: string, head
 }
 
 /** Identity headers as the gateway would sign them for `method` and `path`. */
-export const signed = (key: string, method: string, path: string, identity: Identity, now?: number) => signIdentity(key, method, path, identity, now);
+export const signed = (key: Signer, method: string, path: string, identity: Identity, now?: number) => signIdentity(key, method, path, identity, now);
 
 /** Resolves once nothing listens on `port` any more (a server that began shutting down), within `timeoutMs`. */
 export async function waitUntilRefused(port: number, timeoutMs = 15_000): Promise<void> {

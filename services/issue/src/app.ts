@@ -1,4 +1,5 @@
 import type { Express } from 'express';
+import type { PublicKeys } from '@worklane/config';
 import { createServiceApp } from '@worklane/http';
 import type { Logger, ServiceMetrics } from '@worklane/observability';
 import { issueRoutes, type IssueRouteDeps } from './routes/issues';
@@ -6,7 +7,8 @@ import { issueRoutes, type IssueRouteDeps } from './routes/issues';
 export interface AppDeps extends IssueRouteDeps {
   logger: Logger;
   metrics: ServiceMetrics;
-  identityKey: string;
+  /** Public keys of the principals that mint caller identities (gateway, console). */
+  identityIssuers: PublicKeys;
   isReady: () => boolean | Promise<boolean>;
 }
 
@@ -15,7 +17,7 @@ export function createApp(deps: AppDeps): Express {
   return createServiceApp({
     logger: deps.logger,
     metrics: deps.metrics,
-    identityKey: deps.identityKey,
+    identityIssuers: deps.identityIssuers,
     isReady: deps.isReady,
     routes: (router) => issueRoutes(router, deps),
   });

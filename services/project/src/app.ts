@@ -1,7 +1,8 @@
 import type { Express } from 'express';
 import type { Pool } from '@worklane/db';
 import { createGrpcServer, type GrpcServer } from '@worklane/grpc';
-import { createServiceApp } from '@worklane/http';
+import type { PublicKeys } from '@worklane/config';
+import { createServiceApp, identityIssuersOf } from '@worklane/http';
 import { promClient, type Logger, type ServiceMetrics } from '@worklane/observability';
 import { loadProto, type ProjectProto } from '@worklane/proto';
 import { projectLimits, type ProjectLimits } from './config';
@@ -13,12 +14,22 @@ export interface AppDeps {
   pool: Pool;
   logger: Logger;
   metrics: ServiceMetrics;
-  /** IDENTITY_SIGNING_KEY: verifies the gateway's identity headers and internal gRPC callers. */
-  identityKey: string;
+  /**
+   * Public keys of the gateway and console (identity headers of API requests), and of the issue
+   * service and the CLI (gRPC callers).
+   */
+  publicKeys: PublicKeys;
   isReady: () => boolean | Promise<boolean>;
   /** Page sizes and per-team quotas; the configuration's defaults when not given. */
   limits?: ProjectLimits;
 }
+
+/** Who may call each ProjectDirectory method: the CLI administers, the issue service looks projects up. */
+export const PROJECT_DIRECTORY_CALLERS = {
+  CreateOrganization: ['cli'],
+  ListOrganizations: ['cli'],
+  GetProject: ['issue'],
+} as const;
 
 export interface ProjectApp {
   /** The public API behind the gateway, with /healthz, /readyz and /metrics. */
@@ -41,7 +52,7 @@ export function createApp(deps: AppDeps): ProjectApp {
     logger: deps.logger,
     metrics: deps.metrics,
     isReady: deps.isReady,
-    identityKey: deps.identityKey,
+    identityIssuers: identityIssuersOf(deps.publicKeys),
     routes: (router) => {
       organizationRoutes(router, { pool: deps.pool, pageLimits: limits.pageLimits, maxOrganizations: limits.maxOrganizations });
       projectRoutes(router, { pool: deps.pool, onSlugConflict, pageLimits: limits.pageLimits, maxProjects: limits.maxProjects });
@@ -49,7 +60,7 @@ export function createApp(deps: AppDeps): ProjectApp {
   });
 
   const { v1 } = loadProto<ProjectProto>('project').worklane.project;
-  const grpc = createGrpcServer({ logger: deps.logger, metrics: deps.metrics, signingKey: deps.identityKey });
-  grpc.addService(v1.ProjectDirectory.service, projectDirectoryHandlers(deps.pool, limits));
+  const grpc = createGrpcServer({ logger: deps.logger, metrics: deps.metrics, callers: deps.publicKeys });
+  grpc.addService(v1.ProjectDirectory.service, projectDirectoryHandlers(deps.pool, limits), PROJECT_DIRECTORY_CALLERS);
   return { http, grpc };
 }

@@ -1,11 +1,14 @@
-import { baseServiceSchema, databaseSchema, grpcAddress, loadConfig, pagingSettings, port, secretKey, teamQuota, z } from '@worklane/config';
+import { baseServiceSchema, databaseSchema, grpcAddress, loadConfig, pagingSettings, port, publicKeysSchema, teamQuota, z } from '@worklane/config';
+
+/** Principals whose public keys this service holds: identity issuers and gRPC callers. */
+export const TRUSTED_PRINCIPALS = ['gateway', 'console', 'issue', 'cli'] as const;
 
 export const configSchema = z.object({
   ...baseServiceSchema('project'),
   ...databaseSchema('project'),
   HTTP_PORT: port(8081).describe('HTTP port of the API, /healthz, /readyz and /metrics'),
   GRPC_PORT: port(7002).describe('Port of the internal ProjectDirectory gRPC service'),
-  IDENTITY_SIGNING_KEY: secretKey().describe('Key that verifies identities signed by the gateway and internal gRPC callers'),
+  ...publicKeysSchema(TRUSTED_PRINCIPALS),
   ...pagingSettings,
   TEAM_MAX_ORGANIZATIONS: teamQuota(50, 'Organizations'),
   TEAM_MAX_PROJECTS: teamQuota(1_000, 'Projects (over all its organizations)'),

@@ -1,10 +1,11 @@
 import { config, runtime } from './instrumentation';
+import { publicKeysOf } from '@worklane/config';
+import { TRUSTED_PRINCIPALS, projectLimits } from './config';
 import { join } from 'node:path';
 import { openServiceDatabase, pingDatabase } from '@worklane/db';
 import { closeHttpServer, listen } from '@worklane/http';
 import { exitOnStartupFailure } from '@worklane/observability';
 import { createApp } from './app';
-import { projectLimits } from './config';
 
 const MIGRATIONS = join(__dirname, '..', 'migrations');
 
@@ -16,7 +17,7 @@ async function main(): Promise<void> {
     pool,
     logger,
     metrics,
-    identityKey: config.IDENTITY_SIGNING_KEY,
+    publicKeys: publicKeysOf(config, TRUSTED_PRINCIPALS),
     isReady: async () => lifecycle.ready && pingDatabase(pool),
     limits: projectLimits(config),
   });

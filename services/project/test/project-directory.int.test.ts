@@ -1,32 +1,38 @@
 // ProjectDirectory over real gRPC: what the CLI's bootstrap and the issue service rely on.
 import { createGrpcClient, grpc, unaryCall } from '@worklane/grpc';
 import { loadProto, type ProjectProto, type projectV1 } from '@worklane/proto';
+import { signerOf } from '@worklane/testing';
 import { startDirectProjectService, type DirectProjectService } from './support/direct';
 
 const TIMESTAMP = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/;
 
 let service: DirectProjectService;
 let client: projectV1.ProjectDirectoryClient;
+let cli: projectV1.ProjectDirectoryClient;
 let unsigned: projectV1.ProjectDirectoryClient;
+let port: number;
 
 beforeAll(async () => {
   service = await startDirectProjectService();
-  const port = await service.app.grpc.listen('127.0.0.1', 0);
+  port = await service.app.grpc.listen('127.0.0.1', 0);
   const { ProjectDirectory } = loadProto<ProjectProto>('project').worklane.project.v1;
-  client = createGrpcClient(ProjectDirectory, `127.0.0.1:${port}`, { caller: 'issue', signingKey: service.identityKey });
+  // The CLI administers organizations; the issue service looks projects up.
+  client = createGrpcClient(ProjectDirectory, `127.0.0.1:${port}`, { caller: 'issue', signingKey: signerOf(service.keys, 'issue').key });
+  cli = createGrpcClient(ProjectDirectory, `127.0.0.1:${port}`, { caller: 'cli', signingKey: signerOf(service.keys, 'cli').key });
   unsigned = new ProjectDirectory(`127.0.0.1:${port}`, grpc.credentials.createInsecure());
 });
 afterAll(async () => {
   client?.close();
+  cli?.close();
   unsigned?.close();
   await service?.app.grpc.shutdown();
   await service?.stop();
 });
 
 const createOrganization = (request: projectV1.CreateOrganizationRequest) =>
-  unaryCall<projectV1.Organization__Output>((metadata, options, done) => client.CreateOrganization(request, metadata, options, done));
+  unaryCall<projectV1.Organization__Output>((metadata, options, done) => cli.CreateOrganization(request, metadata, options, done));
 const listOrganizations = (request: projectV1.ListOrganizationsRequest) =>
-  unaryCall<projectV1.ListOrganizationsResponse__Output>((metadata, options, done) => client.ListOrganizations(request, metadata, options, done));
+  unaryCall<projectV1.ListOrganizationsResponse__Output>((metadata, options, done) => cli.ListOrganizations(request, metadata, options, done));
 const getProject = (request: projectV1.GetProjectRequest) =>
   unaryCall<projectV1.Project__Output>((metadata, options, done) => client.GetProject(request, metadata, options, done));
 
@@ -84,5 +90,25 @@ describe('ProjectDirectory', () => {
       unsigned.ListOrganizations({ team_id: 41 }, metadata, options, done),
     );
     expect(await codeOf(call)).toBe(grpc.status.UNAUTHENTICATED);
+  });
+
+  it("accepts a method only from its callers, each signing with its own key", async () => {
+    const { ProjectDirectory } = loadProto<ProjectProto>('project').worklane.project.v1;
+    const address = `127.0.0.1:${port}`;
+    // The issue service may look projects up, not create organizations.
+    const byIssue = unaryCall<projectV1.Organization__Output>((metadata, options, done) =>
+      client.CreateOrganization({ team_id: 41, name: 'Not allowed' }, metadata, options, done),
+    );
+    expect(await codeOf(byIssue)).toBe(grpc.status.PERMISSION_DENIED);
+    // The delivery service's key signing under the CLI's name is not the CLI.
+    const posing = createGrpcClient(ProjectDirectory, address, { caller: 'cli', signingKey: signerOf(service.keys, 'delivery').key });
+    try {
+      const call = unaryCall<projectV1.Organization__Output>((metadata, options, done) =>
+        posing.CreateOrganization({ team_id: 41, name: 'Forged' }, metadata, options, done),
+      );
+      expect(await codeOf(call)).toBe(grpc.status.UNAUTHENTICATED);
+    } finally {
+      posing.close();
+    }
   });
 });

@@ -1,5 +1,6 @@
 import type { Express } from 'express';
 import type { Pool } from '@worklane/db';
+import type { PublicKeys } from '@worklane/config';
 import { createGrpcServer, type GrpcServer } from '@worklane/grpc';
 import { createServiceApp } from '@worklane/http';
 import type { Logger, ServiceMetrics } from '@worklane/observability';
@@ -12,12 +13,34 @@ export interface AppDeps {
   pool: Pool;
   logger: Logger;
   metrics: ServiceMetrics;
-  signingKey: string;
+  /** Public keys of the gRPC callers: gateway, console, issue, cli. */
+  publicKeys: PublicKeys;
   sessionLifetime: SessionLifetime;
   isReady: () => boolean | Promise<boolean>;
   /** Longest lease Authenticate grants (TOKEN_CACHE_MAX_TTL_MS); 1000 when unset, 0 grants none. */
   tokenCacheMaxTtlMs?: number;
 }
+
+/** Who may call each method: only the gateway authenticates API tokens; the console and the CLI manage them. */
+export const TOKEN_SERVICE_CALLERS = {
+  Authenticate: ['gateway'],
+  CreateToken: ['console', 'cli'],
+  ListTokens: ['console', 'cli'],
+  RevokeToken: ['console', 'cli'],
+} as const;
+
+/** Sign-in and sessions are the console's; the issue service reads memberships (assignees). */
+export const ACCOUNT_SERVICE_CALLERS = {
+  CreateUser: ['console', 'cli'],
+  GetUserByEmail: ['console', 'cli'],
+  CreateTeam: ['console', 'cli'],
+  AddMember: ['console', 'cli'],
+  ListTeamsForUser: ['console', 'issue', 'cli'],
+  VerifyPassword: ['console'],
+  CreateSession: ['console'],
+  GetSession: ['console'],
+  DeleteSession: ['console'],
+} as const;
 
 export interface TokenApp {
   /** TokenService and AccountService, with the standard health service. */
@@ -29,9 +52,13 @@ export interface TokenApp {
 /** Builds the token service's gRPC server and its operations HTTP app; the caller listens. */
 export function createApp(deps: AppDeps): TokenApp {
   const { v1 } = loadProto<TokenProto>('token').worklane.token;
-  const grpc = createGrpcServer({ logger: deps.logger, metrics: deps.metrics, signingKey: deps.signingKey });
-  grpc.addService(v1.TokenService.service, tokenServiceHandlers({ pool: deps.pool, logger: deps.logger, maxLeaseMs: deps.tokenCacheMaxTtlMs ?? 1_000 }));
-  grpc.addService(v1.AccountService.service, accountServiceHandlers({ pool: deps.pool, sessionLifetime: deps.sessionLifetime }));
+  const grpc = createGrpcServer({ logger: deps.logger, metrics: deps.metrics, callers: deps.publicKeys });
+  grpc.addService(
+    v1.TokenService.service,
+    tokenServiceHandlers({ pool: deps.pool, logger: deps.logger, maxLeaseMs: deps.tokenCacheMaxTtlMs ?? 1_000 }),
+    TOKEN_SERVICE_CALLERS,
+  );
+  grpc.addService(v1.AccountService.service, accountServiceHandlers({ pool: deps.pool, sessionLifetime: deps.sessionLifetime }), ACCOUNT_SERVICE_CALLERS);
   const ops = createServiceApp({ logger: deps.logger, metrics: deps.metrics, isReady: deps.isReady, routes: () => {} });
   return { grpc, ops };
 }

@@ -1,6 +1,9 @@
-import { baseServiceSchema, databaseSchema, loadConfig, port, secretKey, z } from '@worklane/config';
+import { baseServiceSchema, databaseSchema, loadConfig, port, publicKeysSchema, z } from '@worklane/config';
 
 const seconds = (defaultValue: number) => z.coerce.number().int().min(60).max(31_536_000).default(defaultValue);
+
+/** Principals whose public keys this service holds: its gRPC callers. */
+export const TRUSTED_PRINCIPALS = ['gateway', 'console', 'issue', 'cli'] as const;
 
 export const configSchema = z
   .object({
@@ -8,7 +11,7 @@ export const configSchema = z
     ...databaseSchema('token'),
     HTTP_PORT: port(9101).describe('Operations HTTP port: /healthz, /readyz and /metrics only'),
     GRPC_PORT: port(7001).describe('Port of the TokenService and AccountService gRPC API'),
-    IDENTITY_SIGNING_KEY: secretKey().describe('Key that verifies the signature of internal gRPC callers'),
+    ...publicKeysSchema(TRUSTED_PRINCIPALS),
     SESSION_IDLE_TIMEOUT_SECONDS: seconds(8 * 3600).describe('A console session ends after this long without a request'),
     SESSION_ABSOLUTE_TIMEOUT_SECONDS: seconds(7 * 24 * 3600).describe('A console session ends this long after sign-in, however active'),
     TOKEN_CACHE_MAX_TTL_MS: z.coerce

@@ -1,4 +1,6 @@
 import { config, runtime } from './instrumentation';
+import { publicKeysOf } from '@worklane/config';
+import { TRUSTED_PRINCIPALS } from './config';
 import { join } from 'node:path';
 import { openServiceDatabase, pingDatabase } from '@worklane/db';
 import { closeHttpServer, listen } from '@worklane/http';
@@ -15,7 +17,7 @@ async function main(): Promise<void> {
     pool,
     logger,
     metrics,
-    signingKey: config.IDENTITY_SIGNING_KEY,
+    publicKeys: publicKeysOf(config, TRUSTED_PRINCIPALS),
     sessionLifetime: { idleSeconds: config.SESSION_IDLE_TIMEOUT_SECONDS, absoluteSeconds: config.SESSION_ABSOLUTE_TIMEOUT_SECONDS },
     isReady: async () => lifecycle.ready && pingDatabase(pool),
     tokenCacheMaxTtlMs: config.TOKEN_CACHE_MAX_TTL_MS,

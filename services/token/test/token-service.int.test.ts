@@ -6,8 +6,9 @@ import { createPool, migrate, type Pool } from '@worklane/db';
 import { createGrpcClient, grpc, unaryCall } from '@worklane/grpc';
 import { createLogger, createMetrics } from '@worklane/observability';
 import { loadProto, type TokenProto, type tokenV1 } from '@worklane/proto';
-import { createTestDatabase, randomKey, type TestDatabase } from '@worklane/testing';
+import { createTestDatabase, publicKeysOf, signerOf, signingKeyPairs, type TestDatabase } from '@worklane/testing';
 import { createApp, type TokenApp } from '../src/app';
+import { TRUSTED_PRINCIPALS } from '../src/config';
 
 jest.setTimeout(60_000);
 
@@ -15,24 +16,29 @@ let database: TestDatabase;
 let pool: Pool;
 let app: TokenApp;
 let tokens: tokenV1.TokenServiceClient;
+let gatewayTokens: tokenV1.TokenServiceClient;
 let accounts: tokenV1.AccountServiceClient;
 let address: string;
-const key = randomKey();
+const keys = signingKeyPairs();
 const lifetime = { idleSeconds: 3600, absoluteSeconds: 86_400 };
 
 beforeAll(async () => {
   database = await createTestDatabase();
   await migrate(database.url, 'token', join(__dirname, '..', 'migrations'));
   pool = createPool({ url: database.url, schema: 'token', max: 5, applicationName: 'token-test' });
-  app = createApp({ pool, logger: createLogger('token', 'silent'), metrics: createMetrics('token'), signingKey: key, sessionLifetime: lifetime, isReady: () => true });
+  app = createApp({ pool, logger: createLogger('token', 'silent'), metrics: createMetrics('token'), publicKeys: publicKeysOf(keys, TRUSTED_PRINCIPALS), sessionLifetime: lifetime, isReady: () => true });
   address = `127.0.0.1:${await app.grpc.listen('127.0.0.1', 0)}`;
   const { v1 } = loadProto<TokenProto>('token').worklane.token;
-  tokens = createGrpcClient(v1.TokenService, address, { caller: 'test', signingKey: key });
-  accounts = createGrpcClient(v1.AccountService, address, { caller: 'test', signingKey: key });
+  // The console manages tokens and accounts; only the gateway authenticates.
+  const console = signerOf(keys, 'console');
+  tokens = createGrpcClient(v1.TokenService, address, { caller: 'console', signingKey: console.key });
+  accounts = createGrpcClient(v1.AccountService, address, { caller: 'console', signingKey: console.key });
+  gatewayTokens = createGrpcClient(v1.TokenService, address, { caller: 'gateway', signingKey: signerOf(keys, 'gateway').key });
 });
 
 afterAll(async () => {
   tokens?.close();
+  gatewayTokens?.close();
   accounts?.close();
   await app?.grpc.shutdown();
   await pool?.end();
@@ -68,7 +74,7 @@ async function member(role: 'owner' | 'member' = 'owner') {
 
 const createToken = (teamId: number, userId: number, name = 'ci') =>
   call<tokenV1.CreateTokenResponse__Output>(tokens, 'CreateToken', { team_id: teamId, user_id: userId, name });
-const authenticate = (token: string) => call<tokenV1.Identity__Output>(tokens, 'Authenticate', { token });
+const authenticate = (token: string) => call<tokenV1.Identity__Output>(gatewayTokens, 'Authenticate', { token });
 
 describe('TokenService', () => {
   it('creates a token whose value is shown once and authenticates to its team, user and id', async () => {
@@ -118,13 +124,13 @@ describe('TokenService', () => {
       (await pool.query<{ ms: number | null }>(`SELECT extract(epoch from lease_until - now()) * 1000 AS ms FROM api_tokens WHERE id = $1`, [created.token!.id])).rows[0]!.ms;
     expect((await authenticate(created.value)).cache_ttl_ms).toBe(0);
     expect(await lease()).toBeNull();
-    const leased = await call<tokenV1.Identity__Output>(tokens, 'Authenticate', { token: created.value, cache_ttl_ms: 60_000 });
+    const leased = await call<tokenV1.Identity__Output>(gatewayTokens, 'Authenticate', { token: created.value, cache_ttl_ms: 60_000 });
     expect(leased).toEqual({ token_id: created.token!.id, team_id: team.id, user_id: user.id, cache_ttl_ms: 1_000 });
     const remaining = Number(await lease());
     expect(remaining).toBeGreaterThan(0);
     expect(remaining).toBeLessThanOrEqual(1_000);
     // A shorter lease asked later does not shorten the one outstanding.
-    expect((await call<tokenV1.Identity__Output>(tokens, 'Authenticate', { token: created.value, cache_ttl_ms: 1 })).cache_ttl_ms).toBe(1);
+    expect((await call<tokenV1.Identity__Output>(gatewayTokens, 'Authenticate', { token: created.value, cache_ttl_ms: 1 })).cache_ttl_ms).toBe(1);
     expect(Number(await lease())).toBeGreaterThan(1);
     // A leased authentication records the use, as an unleased one does.
     const { rows } = await pool.query('SELECT last_used_at FROM api_tokens WHERE id = $1', [created.token!.id]);
@@ -134,7 +140,7 @@ describe('TokenService', () => {
   it('answers RevokeToken only once every lease granted on the token has run out by the database clock', async () => {
     const { user, team } = await member();
     const created = await createToken(team.id, user.id);
-    const leased = await call<tokenV1.Identity__Output>(tokens, 'Authenticate', { token: created.value, cache_ttl_ms: 1_000 });
+    const leased = await call<tokenV1.Identity__Output>(gatewayTokens, 'Authenticate', { token: created.value, cache_ttl_ms: 1_000 });
     expect(leased.cache_ttl_ms).toBe(1_000);
     const { rows } = await pool.query<{ lease_until: string; outstanding: boolean }>(
       `SELECT lease_until::text, lease_until > now() AS outstanding FROM api_tokens WHERE id = $1`,
@@ -147,7 +153,7 @@ describe('TokenService', () => {
     // Ordering, not timing: when the revoke returns, the lease it had to respect is over.
     const after = await pool.query<{ over: boolean }>(`SELECT now() >= $1::timestamptz AS over`, [rows[0]!.lease_until]);
     expect(after.rows[0]!.over).toBe(true);
-    expect(await failure(call(tokens, 'Authenticate', { token: created.value, cache_ttl_ms: 1_000 }))).toEqual({ code: 'UNAUTHENTICATED', details: 'invalid token' });
+    expect(await failure(call(gatewayTokens, 'Authenticate', { token: created.value, cache_ttl_ms: 1_000 }))).toEqual({ code: 'UNAUTHENTICATED', details: 'invalid token' });
   });
 
   it('stops authenticating the tokens of a user who leaves the team', async () => {
@@ -206,13 +212,37 @@ describe('TokenService', () => {
     expect((await failure(call(tokens, 'ListTokens', { team_id: 987654 }))).code).toBe('NOT_FOUND');
   });
 
-  it('refuses calls that are not signed with the cluster key', async () => {
+  it('refuses calls that are not signed by a principal it holds the public key of', async () => {
     const { v1 } = loadProto<TokenProto>('token').worklane.token;
-    const stranger = createGrpcClient(v1.TokenService, address, { caller: 'stranger', signingKey: randomKey() });
+    const stranger = createGrpcClient(v1.TokenService, address, { caller: 'stranger', signingKey: signerOf(signingKeyPairs(), 'gateway').key });
     try {
       expect(await failure(call(stranger, 'Authenticate', { token: 'wl_x' }))).toEqual({ code: 'UNAUTHENTICATED', details: 'caller is not signed' });
     } finally {
       stranger.close();
+    }
+  });
+
+  it("accepts each method only from its callers: the issue service's key cannot authenticate tokens, nor pass as the gateway", async () => {
+    const { v1 } = loadProto<TokenProto>('token').worklane.token;
+    const issueKey = signerOf(keys, 'issue').key;
+    const asIssue = createGrpcClient(v1.TokenService, address, { caller: 'issue', signingKey: issueKey });
+    const posingAsGateway = createGrpcClient(v1.TokenService, address, { caller: 'gateway', signingKey: issueKey });
+    const issueAccounts = createGrpcClient(v1.AccountService, address, { caller: 'issue', signingKey: issueKey });
+    try {
+      expect(await failure(call(asIssue, 'Authenticate', { token: 'wl_x' }))).toEqual({
+        code: 'PERMISSION_DENIED',
+        details: 'issue may not call /worklane.token.v1.TokenService/Authenticate',
+      });
+      expect((await failure(call(asIssue, 'CreateToken', { team_id: 1, user_id: 1, name: 'x' }))).code).toBe('PERMISSION_DENIED');
+      expect((await failure(call(issueAccounts, 'VerifyPassword', { email: 'a@example.test', password: 'x' }))).code).toBe('PERMISSION_DENIED');
+      expect(await failure(call(posingAsGateway, 'Authenticate', { token: 'wl_x' }))).toEqual({ code: 'UNAUTHENTICATED', details: 'caller is not signed' });
+      // What the issue service is there for: memberships.
+      const { user } = await member();
+      expect((await call<tokenV1.ListTeamsForUserResponse__Output>(issueAccounts, 'ListTeamsForUser', { user_id: user.id })).memberships.length).toBe(1);
+    } finally {
+      asIssue.close();
+      posingAsGateway.close();
+      issueAccounts.close();
     }
   });
 });

@@ -1,7 +1,8 @@
 import type { Express } from 'express';
 import type { Pool } from '@worklane/db';
 import { createGrpcServer, type GrpcServer } from '@worklane/grpc';
-import { createServiceApp } from '@worklane/http';
+import type { PublicKeys } from '@worklane/config';
+import { createServiceApp, identityIssuersOf } from '@worklane/http';
 import { promClient, type Logger, type ServiceMetrics } from '@worklane/observability';
 import { loadProto, type WebhookProto } from '@worklane/proto';
 import type { SecretBox } from '@worklane/webhooks';
@@ -14,8 +15,8 @@ export interface AppDeps {
   pool: Pool;
   logger: Logger;
   metrics: ServiceMetrics;
-  /** IDENTITY_SIGNING_KEY: verifies the gateway's identity headers and internal gRPC callers. */
-  identityKey: string;
+  /** Public keys of the gateway and console (identity headers) and of the delivery service (gRPC caller). */
+  publicKeys: PublicKeys;
   /** Encrypts signing secrets at rest (WEBHOOK_SECRET_KEY). */
   secretBox: SecretBox;
   /** Which hosts a webhook URL may point to (WEBHOOK_ALLOWED_CIDRS, WEBHOOK_DNS_SERVERS). */
@@ -24,6 +25,12 @@ export interface AppDeps {
   /** Page sizes and the per-team webhook quota; the configuration's defaults when not given. */
   limits?: WebhookLimits;
 }
+
+/** Only the delivery service reads subscriptions and their signing secrets. */
+export const WEBHOOK_DIRECTORY_CALLERS = {
+  ListSubscriptions: ['delivery'],
+  GetWebhook: ['delivery'],
+} as const;
 
 export interface WebhookApp {
   /** The public API behind the gateway, with /healthz, /readyz and /metrics. */
@@ -45,7 +52,7 @@ export function createApp(deps: AppDeps): WebhookApp {
     logger: deps.logger,
     metrics: deps.metrics,
     isReady: deps.isReady,
-    identityKey: deps.identityKey,
+    identityIssuers: identityIssuersOf(deps.publicKeys),
     routes: (router) =>
       webhookRoutes(router, {
         pool: deps.pool,
@@ -58,7 +65,7 @@ export function createApp(deps: AppDeps): WebhookApp {
   });
 
   const { v1 } = loadProto<WebhookProto>('webhook').worklane.webhook;
-  const grpc = createGrpcServer({ logger: deps.logger, metrics: deps.metrics, signingKey: deps.identityKey });
-  grpc.addService(v1.WebhookDirectory.service, webhookDirectoryHandlers(deps.pool, deps.secretBox));
+  const grpc = createGrpcServer({ logger: deps.logger, metrics: deps.metrics, callers: deps.publicKeys });
+  grpc.addService(v1.WebhookDirectory.service, webhookDirectoryHandlers(deps.pool, deps.secretBox), WEBHOOK_DIRECTORY_CALLERS);
   return { http, grpc };
 }

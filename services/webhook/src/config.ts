@@ -1,13 +1,16 @@
-import { baseServiceSchema, databaseSchema, list, loadConfig, port, secretKey, z } from '@worklane/config';
+import { baseServiceSchema, databaseSchema, list, loadConfig, port, publicKeysSchema, secretKey, z } from '@worklane/config';
 import { pagingSettings, teamQuota } from '@worklane/config';
 import { receiverAddressSettings } from '@worklane/webhooks';
+
+/** Principals whose public keys this service holds: identity issuers and gRPC callers. */
+export const TRUSTED_PRINCIPALS = ['gateway', 'console', 'delivery'] as const;
 
 export const configSchema = z.object({
   ...baseServiceSchema('webhook'),
   ...databaseSchema('webhook'),
   HTTP_PORT: port(8082).describe('HTTP port of the API, /healthz, /readyz and /metrics'),
   GRPC_PORT: port(7003).describe('Port of the internal WebhookDirectory gRPC service'),
-  IDENTITY_SIGNING_KEY: secretKey().describe('Key that verifies identities signed by the gateway and internal gRPC callers'),
+  ...publicKeysSchema(TRUSTED_PRINCIPALS),
   WEBHOOK_SECRET_KEY: secretKey().describe('Key (>= 32 characters) that encrypts webhook signing secrets at rest (AES-256-GCM)'),
   WEBHOOK_PREVIOUS_SECRET_KEYS: list('')
     .pipe(z.array(z.string().min(32, 'each key must be at least 32 characters')))

@@ -1,4 +1,6 @@
 import { config, runtime } from './instrumentation';
+import { publicKeysOf } from '@worklane/config';
+import { TRUSTED_PRINCIPALS } from './config';
 import { join } from 'node:path';
 import { openServiceDatabase, pingDatabase } from '@worklane/db';
 import { closeHttpServer, listen } from '@worklane/http';
@@ -31,7 +33,7 @@ async function main(): Promise<void> {
     pool,
     logger,
     metrics,
-    identityKey: config.IDENTITY_SIGNING_KEY,
+    publicKeys: publicKeysOf(config, TRUSTED_PRINCIPALS),
     secretBox,
     receiverPolicy: {
       allowedCidrs: config.WEBHOOK_ALLOWED_CIDRS,

@@ -1,9 +1,10 @@
 // The webhook service called directly, with identities signed as the gateway signs them, and its
 // WebhookDirectory over gRPC as the delivery service calls it.
 import request from 'supertest';
-import { grpc } from '@worklane/grpc';
+import { createGrpcClient, grpc, unaryCall } from '@worklane/grpc';
 import { signIdentity } from '@worklane/http';
 import { loadProto, type WebhookProto } from '@worklane/proto';
+import { signerOf, signingKeyPairs } from '@worklane/testing';
 import { SecretBox } from '@worklane/webhooks';
 import { resealSecrets } from '../src/data/webhooks';
 import { openSecret, sealSecret } from '../src/domain/secrets';
@@ -306,12 +307,36 @@ describe('scoping', () => {
   it('refuses requests without a valid signed identity', async () => {
     const path = webhooksPath();
     expect((await request(service.app.http).get(path)).status).toBe(401);
-    const forged = signIdentity('f'.repeat(64), 'GET', path, { teamId: TEAM, userId: 1, tokenId: 1 });
+    const forged = signIdentity(signerOf(signingKeyPairs(), 'gateway'), 'GET', path, { teamId: TEAM, userId: 1, tokenId: 1 });
     expect((await request(service.app.http).get(path).set(forged)).status).toBe(401);
+    // The delivery service's own key mints no identity, under its name or the gateway's.
+    const delivery = signerOf(service.keys, 'delivery');
+    for (const signer of [delivery, { name: 'gateway', key: delivery.key }]) {
+      expect((await request(service.app.http).get(path).set(signIdentity(signer, 'GET', path, { teamId: TEAM, userId: 1, tokenId: 1 }))).status).toBe(401);
+    }
+    expect((await request(service.app.http).get(path).set(signIdentity(service.identityKey, 'GET', path, { teamId: TEAM, userId: 1, tokenId: 1 }))).status).toBe(200);
   });
 });
 
 describe('WebhookDirectory', () => {
+  it('answers only the delivery service: other principals are refused, and no key passes for another', async () => {
+    const { WebhookDirectory } = loadProto<WebhookProto>('webhook').worklane.webhook.v1;
+    const as = (caller: string, keyOf: 'gateway' | 'console' | 'issue' | 'delivery' | 'cli') =>
+      createGrpcClient(WebhookDirectory, service.grpcAddress, { caller, signingKey: signerOf(service.keys, keyOf).key });
+    const gateway = as('gateway', 'gateway');
+    const issueAsDelivery = as('delivery', 'issue');
+    try {
+      const list = (client: typeof gateway) =>
+        unaryCall((metadata, options, done) => client.ListSubscriptions({ team_id: 1, event: 'issue.created' }, metadata, options, done));
+      expect(await codeOf(list(gateway))).toBe(grpc.status.PERMISSION_DENIED);
+      expect(await codeOf(list(issueAsDelivery))).toBe(grpc.status.UNAUTHENTICATED);
+      expect(await codeOf(service.directory().listSubscriptions({ team_id: 1, event: 'issue.created' }))).toBe(grpc.status.OK);
+    } finally {
+      gateway.close();
+      issueAsDelivery.close();
+    }
+  });
+
   it('lists the active webhooks of the team subscribed to the event, with secrets', async () => {
     const teamId = 31;
     const both = await newWebhook({ events: ['issue.created', 'issue.updated'], secret: SECRET }, teamId);

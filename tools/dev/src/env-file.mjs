@@ -10,10 +10,11 @@
 //     "projectGrpcAddr": "127.0.0.1:7002",
 //     "webhookGrpcAddr": "127.0.0.1:7003",
 //     "gatewayUrl": "http://127.0.0.1:8080",
-//     "identitySigningKey": "..."
+//     "cliPrivateKey": "-----BEGIN PRIVATE KEY-----..."
 //   }
 // and the same as environment variables under "env" (DATABASE_URL, NATS_URL, TOKEN_SERVICE_ADDR,
-// PROJECT_GRPC_ADDR, WEBHOOK_GRPC_ADDR, IDENTITY_SIGNING_KEY, GATEWAY_URL).
+// PROJECT_GRPC_ADDR, WEBHOOK_GRPC_ADDR, CLI_PRIVATE_KEY, GATEWAY_URL). The file is mode 600: it
+// holds the CLI's private key.
 import fs from 'node:fs';
 import path from 'node:path';
 
@@ -35,7 +36,7 @@ export function writeRuntimeFile(info, root = repoRoot) {
       TOKEN_SERVICE_ADDR: info.tokenServiceAddr,
       PROJECT_GRPC_ADDR: info.projectGrpcAddr,
       WEBHOOK_GRPC_ADDR: info.webhookGrpcAddr,
-      IDENTITY_SIGNING_KEY: info.identitySigningKey,
+      CLI_PRIVATE_KEY: info.cliPrivateKey,
       GATEWAY_URL: info.gatewayUrl,
     },
   };

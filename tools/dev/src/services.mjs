@@ -19,9 +19,23 @@ export async function loadWiring() {
 
 const randomKey = () => crypto.randomBytes(32).toString('hex');
 
+/** The principals that sign internal calls, each with its own Ed25519 key pair. */
+const PRINCIPALS = ['gateway', 'console', 'issue', 'delivery', 'cli'];
+
+function signingKeyPair() {
+  const { privateKey, publicKey } = crypto.generateKeyPairSync('ed25519', {
+    privateKeyEncoding: { type: 'pkcs8', format: 'pem' },
+    publicKeyEncoding: { type: 'spki', format: 'pem' },
+  });
+  return { privateKey, publicKey };
+}
+
+const isPair = (pair) => typeof pair?.privateKey === 'string' && typeof pair?.publicKey === 'string';
+
 /**
- * The keys of `npm start`, generated once and kept in <repo>/.worklane/dev-keys.json (mode 600);
- * IDENTITY_SIGNING_KEY / WEBHOOK_SECRET_KEY in the environment win.
+ * The keys of `npm start`, generated once and kept in <repo>/.worklane/dev-keys.json (mode 600):
+ * an Ed25519 key pair per signing principal (each service gets only its own private key) and
+ * WEBHOOK_SECRET_KEY, which the environment may override.
  */
 export function loadDevKeys(root = repoRoot, env = process.env) {
   const file = path.join(root, '.worklane', 'dev-keys.json');
@@ -31,16 +45,16 @@ export function loadDevKeys(root = repoRoot, env = process.env) {
   } catch {
     // first run
   }
-  if (!stored.identitySigningKey || !stored.webhookSecretKey) {
-    stored = {
-      identitySigningKey: stored.identitySigningKey || randomKey(),
-      webhookSecretKey: stored.webhookSecretKey || randomKey(),
-    };
+  const signing = { ...(stored.signing ?? {}) };
+  const missing = PRINCIPALS.filter((principal) => !isPair(signing[principal]));
+  if (missing.length > 0 || !stored.webhookSecretKey) {
+    for (const principal of missing) signing[principal] = signingKeyPair();
+    stored = { signing, webhookSecretKey: stored.webhookSecretKey || randomKey() };
     fs.mkdirSync(path.dirname(file), { recursive: true });
     fs.writeFileSync(file, `${JSON.stringify(stored, null, 2)}\n`, { mode: 0o600 });
   }
   return {
-    identitySigningKey: env.IDENTITY_SIGNING_KEY || stored.identitySigningKey,
+    signing,
     webhookSecretKey: env.WEBHOOK_SECRET_KEY || stored.webhookSecretKey,
   };
 }

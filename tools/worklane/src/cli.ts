@@ -35,7 +35,7 @@ function generalHelp(): string {
     '',
     'Run `worklane <command> --help` for its flags. Results are printed as one JSON line.',
     '',
-    'Reads TOKEN_SERVICE_ADDR, PROJECT_GRPC_ADDR, IDENTITY_SIGNING_KEY and DATABASE_URL; those not set',
+    'Reads TOKEN_SERVICE_ADDR, PROJECT_GRPC_ADDR, CLI_PRIVATE_KEY and DATABASE_URL; those not set',
     'are taken from the system `npm start` is running (.worklane/dev/runtime.json).',
   ].join('\n');
 }

@@ -41,7 +41,7 @@ export class Clients {
   }
 
   private signing() {
-    return { caller: CALLER, signingKey: this.config.require('IDENTITY_SIGNING_KEY') };
+    return { caller: CALLER, signingKey: this.config.require('CLI_PRIVATE_KEY') };
   }
 
   private async call<Response>(service: 'token' | 'project', invoke: (metadata: grpc.Metadata, options: grpc.CallOptions, done: Callback<Response>) => unknown): Promise<Response> {

@@ -1,10 +1,13 @@
+import { generateKeyPairSync } from 'node:crypto';
 import { loadCliConfig } from './config';
+
+const PEM = generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
 import { UsageError } from './errors';
 
 const running = {
   TOKEN_SERVICE_ADDR: '127.0.0.1:7001',
   PROJECT_GRPC_ADDR: '127.0.0.1:7002',
-  IDENTITY_SIGNING_KEY: 'r'.repeat(64),
+  CLI_PRIVATE_KEY: PEM,
   DATABASE_URL: 'postgres://postgres@127.0.0.1:5432/postgres',
 };
 
@@ -13,7 +16,7 @@ describe('CLI configuration', () => {
     const config = loadCliConfig({ TOKEN_SERVICE_ADDR: 'token:7001' }, running);
     expect(config.require('TOKEN_SERVICE_ADDR')).toBe('token:7001');
     expect(config.require('PROJECT_GRPC_ADDR')).toBe('127.0.0.1:7002');
-    expect(config.require('IDENTITY_SIGNING_KEY')).toBe('r'.repeat(64));
+    expect(config.require('CLI_PRIVATE_KEY').asymmetricKeyType).toBe('ed25519');
   });
 
   it('treats an empty variable as unset', () => {
@@ -27,12 +30,12 @@ describe('CLI configuration', () => {
 
   it('says how to provide a variable a command needs when nothing provides it', () => {
     const config = loadCliConfig({}, {});
-    expect(() => config.require('IDENTITY_SIGNING_KEY')).toThrow(UsageError);
-    expect(() => config.require('IDENTITY_SIGNING_KEY')).toThrow(/IDENTITY_SIGNING_KEY is not set and no running `npm start` was found/);
+    expect(() => config.require('CLI_PRIVATE_KEY')).toThrow(UsageError);
+    expect(() => config.require('CLI_PRIVATE_KEY')).toThrow(/CLI_PRIVATE_KEY is not set and no running `npm start` was found/);
   });
 
   it('rejects malformed values, naming the variable', () => {
     expect(() => loadCliConfig({ TOKEN_SERVICE_ADDR: 'no port' }, {})).toThrow(/TOKEN_SERVICE_ADDR/);
-    expect(() => loadCliConfig({ IDENTITY_SIGNING_KEY: 'short' }, {})).toThrow(/IDENTITY_SIGNING_KEY: must be at least 32 characters/);
+    expect(() => loadCliConfig({ CLI_PRIVATE_KEY: 'short' }, {})).toThrow(/CLI_PRIVATE_KEY: must be an Ed25519 private key/);
   });
 });

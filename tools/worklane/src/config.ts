@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { grpcAddress, loadConfig, secretKey, z } from '@worklane/config';
+import { grpcAddress, loadConfig, privateSigningKey, z } from '@worklane/config';
 import { UsageError } from './errors';
 
 /** The repository root (tools/worklane/dist -> ../../..). */
@@ -13,7 +13,7 @@ export const REPO_ROOT = join(__dirname, '..', '..', '..');
 export const configSchema = z.object({
   TOKEN_SERVICE_ADDR: grpcAddress().optional().describe('host:port of the token gRPC service'),
   PROJECT_GRPC_ADDR: grpcAddress().optional().describe('host:port of the project service internal gRPC'),
-  IDENTITY_SIGNING_KEY: secretKey().optional().describe('Key that signs internal gRPC calls (the cluster key)'),
+  CLI_PRIVATE_KEY: privateSigningKey().optional().describe("The operator CLI's Ed25519 private key (PEM): signs its gRPC calls to the token and project services"),
   DATABASE_URL: z.string().startsWith('postgres', 'must be a postgres:// or postgresql:// URL').optional().describe('PostgreSQL URL, for migrate'),
   DATABASE_SCHEMA: z
     .string()

@@ -33,7 +33,9 @@ function explain(code: grpc.status, detail: string, service: string, address: st
     case grpc.status.DEADLINE_EXCEEDED:
       return `the ${service} service at ${address} did not answer in time`;
     case grpc.status.UNAUTHENTICATED:
-      return `the ${service} service refused the call (${detail}): IDENTITY_SIGNING_KEY does not match the running system's`;
+      return `the ${service} service refused the call (${detail}): CLI_PRIVATE_KEY is not the key whose public half the running system holds (CLI_PUBLIC_KEY)`;
+    case grpc.status.PERMISSION_DENIED:
+      return `the ${service} service does not accept this call from the CLI (${detail})`;
     case grpc.status.UNIMPLEMENTED:
       return `the ${service} service at ${address} does not implement this call (${detail})`;
     case grpc.status.INTERNAL:

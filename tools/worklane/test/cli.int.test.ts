@@ -1,5 +1,5 @@
 // `npx worklane` end to end: the real CLI process against real token, project and gateway services.
-import { api, parseJsonLine, runCli, startSystem, type CliResult, type System } from '@worklane/testing';
+import { api, parseJsonLine, runCli, signingKeyPair, startSystem, type CliResult, type System } from '@worklane/testing';
 import { Client } from 'pg';
 
 jest.setTimeout(180_000);
@@ -160,8 +160,8 @@ describe('usage and failures', () => {
   });
 
   it('says when its signing key is not the system’s', async () => {
-    const result = await runCli(system, ['token', 'list', '--team', '1'], { env: { IDENTITY_SIGNING_KEY: 'z'.repeat(40) } });
-    expectCleanFailure(result, 1, /IDENTITY_SIGNING_KEY does not match/);
+    const result = await runCli(system, ['token', 'list', '--team', '1'], { env: { CLI_PRIVATE_KEY: signingKeyPair().privateKey } });
+    expectCleanFailure(result, 1, /CLI_PRIVATE_KEY is not the key/);
   });
 
   it('names an invalid variable', async () => {

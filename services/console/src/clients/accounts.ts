@@ -1,3 +1,4 @@
+import type { KeyObject } from 'node:crypto';
 import { createGrpcClient, grpc, unaryCall } from '@worklane/grpc';
 import { loadProto, type TokenProto, type tokenV1 } from '@worklane/proto';
 import { ServiceUnavailableError } from '../errors';
@@ -68,7 +69,7 @@ function required<T>(value: T | undefined): T {
 }
 
 /** The token service over signed gRPC. */
-export function createAccounts(address: string, signingKey: string): Accounts {
+export function createAccounts(address: string, signingKey: KeyObject): Accounts {
   const proto = loadProto<TokenProto>('token').worklane.token.v1;
   const options = { caller: 'console', signingKey };
   const accounts = createGrpcClient(proto.AccountService, address, options);

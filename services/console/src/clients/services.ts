@@ -1,3 +1,4 @@
+import type { Signer } from '@worklane/config';
 import { matchApiRoute, signIdentity, type Identity } from '@worklane/http';
 import { ServiceUnavailableError, type ServiceName } from '../errors';
 
@@ -28,7 +29,8 @@ export function serviceForPath(path: string, method = 'GET'): HttpServiceName {
 
 export interface ServiceApiOptions {
   urls: Record<HttpServiceName, string>;
-  identityKey: string;
+  /** The console's own key: it signs the session's identity for the services. */
+  identitySigner: Signer;
   timeoutMs?: number;
 }
 
@@ -47,7 +49,7 @@ export class ServiceApi {
     const service = serviceForPath(path, method);
     const headers: Record<string, string> = {
       accept: 'application/json',
-      ...signIdentity(this.options.identityKey, method, path, identity),
+      ...signIdentity(this.options.identitySigner, method, path, identity),
     };
     if (body !== undefined) headers['content-type'] = 'application/json';
     let response: Response;

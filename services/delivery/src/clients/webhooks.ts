@@ -1,3 +1,4 @@
+import type { KeyObject } from 'node:crypto';
 import { createGrpcClient, grpc, unaryCall } from '@worklane/grpc';
 import { loadProto, type WebhookProto, type webhookV1 } from '@worklane/proto';
 
@@ -41,7 +42,7 @@ function unavailable(error: unknown): never {
   throw new DirectoryUnavailableError(error);
 }
 
-export function grpcWebhookDirectory(address: string, options: { caller: string; signingKey: string }): WebhookDirectory & { close(): void } {
+export function grpcWebhookDirectory(address: string, options: { caller: string; signingKey: KeyObject }): WebhookDirectory & { close(): void } {
   const { WebhookDirectory } = loadProto<WebhookProto>('webhook').worklane.webhook.v1;
   const client = createGrpcClient(WebhookDirectory, address, options);
   return {

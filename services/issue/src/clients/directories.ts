@@ -1,3 +1,4 @@
+import type { KeyObject } from 'node:crypto';
 import { createGrpcClient, grpc, unaryCall } from '@worklane/grpc';
 import { HttpError } from '@worklane/http';
 import { loadProto, type ProjectProto, type TokenProto } from '@worklane/proto';
@@ -32,7 +33,7 @@ const isNotFound = (error: unknown) => (error as grpc.ServiceError)?.code === gr
 
 export interface DirectoryOptions {
   caller: string;
-  signingKey: string;
+  signingKey: KeyObject;
 }
 
 /** ProjectDirectory.GetProject on the project service's internal gRPC. */

@@ -3,15 +3,20 @@
 import { join } from 'node:path';
 import { createPool, migrate, type Pool } from '@worklane/db';
 import { createLogger, createMetrics, type ServiceMetrics } from '@worklane/observability';
-import { createTestDatabase, randomKey, signedCaller, type Caller, type TestDatabase } from '@worklane/testing';
+import type { Signer } from '@worklane/config';
+import { createTestDatabase, publicKeysOf, signedCaller, signerOf, signingKeyPairs, type Caller, type TestDatabase } from '@worklane/testing';
 
 import { createApp, type ProjectApp } from '../../src/app';
+import { TRUSTED_PRINCIPALS } from '../../src/config';
 
 export interface DirectProjectService {
   app: ProjectApp;
   pool: Pool;
   metrics: ServiceMetrics;
-  identityKey: string;
+  /** The gateway's signer: what the service accepts as the identity of an API request. */
+  identityKey: Signer;
+  /** Every principal's key pair (PEM), for calls the service must refuse. */
+  keys: ReturnType<typeof signingKeyPairs>;
   database: TestDatabase;
   /** A caller acting for `teamId`, as the gateway would forward a token of that team. */
   as(teamId: number, userId?: number): Caller;
@@ -23,8 +28,9 @@ export async function startDirectProjectService(): Promise<DirectProjectService>
   await migrate(database.url, 'project', join(__dirname, '..', '..', 'migrations'));
   const pool = createPool({ url: database.url, schema: 'project', max: 12, applicationName: 'project-test' });
   const metrics = createMetrics('project');
-  const identityKey = randomKey();
-  const app = createApp({ pool, logger: createLogger('project', 'silent'), metrics, identityKey, isReady: () => true });
+  const keys = signingKeyPairs();
+  const identityKey = signerOf(keys, 'gateway');
+  const app = createApp({ pool, logger: createLogger('project', 'silent'), metrics, publicKeys: publicKeysOf(keys, TRUSTED_PRINCIPALS), isReady: () => true });
 
   const as = (teamId: number, userId = 1): Caller => signedCaller(app.http, identityKey, teamId, userId);
 
@@ -33,6 +39,7 @@ export async function startDirectProjectService(): Promise<DirectProjectService>
     pool,
     metrics,
     identityKey,
+    keys,
     database,
     as,
     async stop() {

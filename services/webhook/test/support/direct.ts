@@ -5,10 +5,12 @@ import { createPool, migrate, type Pool } from '@worklane/db';
 import { createGrpcClient, unaryCall } from '@worklane/grpc';
 import { createLogger, createMetrics, type ServiceMetrics } from '@worklane/observability';
 import { loadProto, type WebhookProto, type webhookV1 } from '@worklane/proto';
-import { createTestDatabase, randomKey, signedCaller, type Caller, type TestDatabase } from '@worklane/testing';
+import type { Signer } from '@worklane/config';
+import { createTestDatabase, publicKeysOf, randomKey, signedCaller, signerOf, signingKeyPairs, type Caller, type SigningKeyPair, type TestDatabase } from '@worklane/testing';
 
 import { AllowedCidrs, SecretBox } from '@worklane/webhooks';
 import { createApp, type WebhookApp } from '../../src/app';
+import { TRUSTED_PRINCIPALS } from '../../src/config';
 
 export interface Directory {
   client: webhookV1.WebhookDirectoryClient;
@@ -20,7 +22,10 @@ export interface DirectWebhookService {
   app: WebhookApp;
   pool: Pool;
   metrics: ServiceMetrics;
-  identityKey: string;
+  /** The gateway's signer: what the service accepts as the identity of an API request. */
+  identityKey: Signer;
+  /** Every principal's key pair (PEM). */
+  keys: Record<'gateway' | 'console' | 'issue' | 'delivery' | 'cli', SigningKeyPair>;
   secretKey: string;
   database: TestDatabase;
   grpcAddress: string;
@@ -35,7 +40,8 @@ export interface DirectOptions {
   database?: TestDatabase;
   secretKey?: string;
   previousSecretKeys?: string[];
-  identityKey?: string;
+  /** Share the principals' key pairs with another instance. */
+  keys?: Record<'gateway' | 'console' | 'issue' | 'delivery' | 'cli', SigningKeyPair>;
 }
 
 export async function startDirectWebhookService(options: DirectOptions = {}): Promise<DirectWebhookService> {
@@ -44,13 +50,14 @@ export async function startDirectWebhookService(options: DirectOptions = {}): Pr
   await migrate(database.url, 'webhook', join(__dirname, '..', '..', 'migrations'));
   const pool = createPool({ url: database.url, schema: 'webhook', max: 5, applicationName: 'webhook-test' });
   const metrics = createMetrics('webhook');
-  const identityKey = options.identityKey ?? randomKey();
+  const keys = options.keys ?? signingKeyPairs();
+  const identityKey = signerOf(keys, 'gateway');
   const secretKey = options.secretKey ?? randomKey();
   const app = createApp({
     pool,
     logger: createLogger('webhook', 'silent'),
     metrics,
-    identityKey,
+    publicKeys: publicKeysOf(keys, TRUSTED_PRINCIPALS),
     secretBox: new SecretBox({ current: secretKey, previous: options.previousSecretKeys ?? [] }),
     receiverPolicy: { allowedCidrs: AllowedCidrs.parse(options.allowedCidrs ?? []), timeoutMs: 2_000 },
     isReady: () => true,
@@ -63,7 +70,7 @@ export async function startDirectWebhookService(options: DirectOptions = {}): Pr
 
   const directory = (): Directory => {
     const { WebhookDirectory } = loadProto<WebhookProto>('webhook').worklane.webhook.v1;
-    const client = createGrpcClient(WebhookDirectory, grpcAddress, { caller: 'delivery', signingKey: identityKey });
+    const client = createGrpcClient(WebhookDirectory, grpcAddress, { caller: 'delivery', signingKey: signerOf(keys, 'delivery').key });
     clients.push(client);
     return {
       client,
@@ -77,6 +84,7 @@ export async function startDirectWebhookService(options: DirectOptions = {}): Pr
     pool,
     metrics,
     identityKey,
+    keys,
     secretKey,
     database,
     grpcAddress,

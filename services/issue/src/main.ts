@@ -1,6 +1,4 @@
 import { config, runtime } from './instrumentation';
-import { publicKeysOf } from '@worklane/config';
-import { IDENTITY_ISSUERS } from './config';
 import { join } from 'node:path';
 import { createPool, migrate, pingDatabase } from '@worklane/db';
 import { closeHttpServer, listen } from '@worklane/http';
@@ -9,6 +7,7 @@ import { exitOnStartupFailure, promClient } from '@worklane/observability';
 import { createApp } from './app';
 import { grpcProjectDirectory, grpcTeamMembers, rememberingProjectDirectory } from './clients/directories';
 import { IssueStore } from './data/issues';
+import { issuePageLimits } from './config';
 import { OutboxRelay } from './events/relay';
 
 const MIGRATIONS = join(__dirname, '..', 'migrations');
@@ -62,17 +61,18 @@ async function main(): Promise<void> {
   });
   relay.start();
 
-  const grpcOptions = { caller: 'issue', signingKey: config.SIGNING_PRIVATE_KEY };
+  const grpcOptions = { caller: 'issue', signingKey: config.IDENTITY_SIGNING_KEY };
   const projects = grpcProjectDirectory(config.PROJECT_GRPC_ADDR, grpcOptions);
   const members = grpcTeamMembers(config.TOKEN_SERVICE_ADDR, grpcOptions);
 
   const app = createApp({
     logger,
     metrics,
-    identityIssuers: publicKeysOf(config, IDENTITY_ISSUERS),
+    identityKey: config.IDENTITY_SIGNING_KEY,
     issues: new IssueStore(pool),
     projects: rememberingProjectDirectory(projects, config.PROJECT_CACHE_TTL_MS),
     members,
+    pageLimits: issuePageLimits(config),
     isReady: async () => lifecycle.ready && (await pingDatabase(pool)) && (await natsAnswers(nats)),
   });
   const server = await listen(app, config.HTTP_PORT, config.HOST);

@@ -62,13 +62,12 @@ const withoutNotify = ({ pg_notify: _notify, ...issue }: Issue & { pg_notify?: u
 export class IssueStore {
   constructor(private readonly pool: Pool) {}
 
-  /** Newest first. */
-  async list(scope: ProjectScope): Promise<Issue[]> {
-    const { rows } = await this.pool.query<Issue>(`SELECT ${ISSUE_COLUMNS} FROM issues WHERE ${SCOPE} ORDER BY id DESC`, [
-      scope.teamId,
-      scope.organizationId,
-      scope.projectId,
-    ]);
+  /** Newest first: at most `take` issues, before id `beforeId` when given. */
+  async list(scope: ProjectScope, page: { take: number; beforeId?: number | undefined }): Promise<Issue[]> {
+    const { rows } = await this.pool.query<Issue>(
+      `SELECT ${ISSUE_COLUMNS} FROM issues WHERE ${SCOPE} AND ($4::bigint IS NULL OR id < $4) ORDER BY id DESC LIMIT $5`,
+      [scope.teamId, scope.organizationId, scope.projectId, page.beforeId ?? null, page.take],
+    );
     return rows;
   }
 

@@ -1,6 +1,7 @@
 import type { Request, Router } from 'express';
-import { idParam, notFound, parseBody, requireTeam, resource, validationFailed } from '@worklane/http';
+import { byId, idParam, notFound, parseBody, readPage, requireTeam, resource, rowsToFetch, sendPage, validationFailed, type PageLimits } from '@worklane/http';
 import type { ProjectDirectory, TeamMembers } from '../clients/directories';
+import { issuePageLimits } from '../config';
 import type { IssueStore, ProjectScope } from '../data/issues';
 import { createIssueSchema, referencePrefix, updateIssueSchema } from '../domain/issue';
 
@@ -8,11 +9,18 @@ export interface IssueRouteDeps {
   issues: IssueStore;
   projects: ProjectDirectory;
   members: TeamMembers;
+  /** LIST_DEFAULT_LIMIT and LIST_MAX_LIMIT; their defaults when not given. */
+  pageLimits?: PageLimits;
 }
+
+/** Issues newest first, paged by default (an extension list). */
+const ISSUE_LIST = byId('issues');
 
 export const ISSUES_PATH = '/api/v1/teams/:team/organizations/:organization/projects/:project/issues';
 
 export function issueRoutes(router: Router, deps: IssueRouteDeps): void {
+  const pageLimits = deps.pageLimits ?? issuePageLimits();
+
   /** The caller's team must own the organization, which must own the project; otherwise 404. */
   async function projectOf(req: Request) {
     const identity = requireTeam(req);
@@ -34,8 +42,10 @@ export function issueRoutes(router: Router, deps: IssueRouteDeps): void {
 
   resource(router, ISSUES_PATH, {
     get: async (req, res) => {
+      const page = readPage(req, ISSUE_LIST, pageLimits, 'always')!;
       const { scope } = await projectOf(req);
-      res.json({ data: await deps.issues.list(scope) });
+      const rows = await deps.issues.list(scope, { take: rowsToFetch(page), beforeId: page.after });
+      sendPage(req, res, ISSUE_LIST, page, rows, (issue) => issue.id);
     },
     post: async (req, res) => {
       const { identity, project, scope } = await projectOf(req);

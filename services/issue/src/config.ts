@@ -1,12 +1,16 @@
-import { baseServiceSchema, databaseSchema, grpcAddress, loadConfig, port, secretKey, z } from '@worklane/config';
+import { baseServiceSchema, databaseSchema, grpcAddress, loadConfig, port, privateSigningKey, publicKeysSchema, z } from '@worklane/config';
 import { pagingSettings } from '@worklane/config';
 import { streamSettingsSchema } from '@worklane/messaging';
+
+/** Who may sign the caller identity of an API request. */
+export const IDENTITY_ISSUERS = ['gateway', 'console'] as const;
 
 export const configSchema = z.object({
   ...baseServiceSchema('issue'),
   ...databaseSchema('issue'),
   HTTP_PORT: port(8083).describe('HTTP port of the API, /healthz, /readyz and /metrics'),
-  IDENTITY_SIGNING_KEY: secretKey().describe('Key that verifies identities signed by the gateway and signs internal gRPC calls'),
+  SIGNING_PRIVATE_KEY: privateSigningKey().describe("This service's own Ed25519 private key (PEM): signs its gRPC calls; only this service holds it"),
+  ...publicKeysSchema(IDENTITY_ISSUERS),
   NATS_URL: z.string().min(1).describe('NATS servers (JetStream enabled), comma-separated'),
   PROJECT_GRPC_ADDR: grpcAddress('127.0.0.1:7002').describe('host:port of the project service (ProjectDirectory)'),
   TOKEN_SERVICE_ADDR: grpcAddress('127.0.0.1:7001').describe('host:port of the token service (AccountService, to check assignees)'),

@@ -1,4 +1,6 @@
 import { config, runtime } from './instrumentation';
+import { publicKeysOf } from '@worklane/config';
+import { IDENTITY_ISSUERS } from './config';
 import { join } from 'node:path';
 import { createPool, migrate, pingDatabase } from '@worklane/db';
 import { closeHttpServer, listen } from '@worklane/http';
@@ -61,14 +63,14 @@ async function main(): Promise<void> {
   });
   relay.start();
 
-  const grpcOptions = { caller: 'issue', signingKey: config.IDENTITY_SIGNING_KEY };
+  const grpcOptions = { caller: 'issue', signingKey: config.SIGNING_PRIVATE_KEY };
   const projects = grpcProjectDirectory(config.PROJECT_GRPC_ADDR, grpcOptions);
   const members = grpcTeamMembers(config.TOKEN_SERVICE_ADDR, grpcOptions);
 
   const app = createApp({
     logger,
     metrics,
-    identityKey: config.IDENTITY_SIGNING_KEY,
+    identityIssuers: publicKeysOf(config, IDENTITY_ISSUERS),
     issues: new IssueStore(pool),
     projects: rememberingProjectDirectory(projects, config.PROJECT_CACHE_TTL_MS),
     members,

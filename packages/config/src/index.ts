@@ -89,4 +89,4 @@ export {
   type PublicKeys,
   type Signer,
 } from './keys';
-export { pagingSettings, teamQuota } from './limits';
+export { inputLimitSettings, pagingSettings, teamQuota } from './limits';

@@ -24,3 +24,24 @@ export const teamQuota = (defaultLimit: number, what: string) =>
     .max(1_000_000)
     .default(defaultLimit)
     .describe(`${what} one team may hold; creating one more is refused (HTTP 409 \`quota_exceeded\`)`);
+
+/**
+ * What a service accepts in a query and how much of a validation failure a 422 lists. Read by
+ * createServiceApp of @worklane/http (docs/api-limits.md).
+ */
+export const inputLimitSettings = {
+  HTTP_MAX_FIELD_ERRORS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(1_000)
+    .default(20)
+    .describe('Field errors a 422 lists at most; `errors_omitted` counts the rest'),
+  HTTP_MAX_QUERY_VALUE_LENGTH: z.coerce
+    .number()
+    .int()
+    .min(64)
+    .max(8_192)
+    .default(1_024)
+    .describe('Characters of one query parameter (name or value) at most; a longer one is refused with 422'),
+};

@@ -3,7 +3,7 @@ export { IDENTITY_HEADERS, IDENTITY_ISSUERS, identityIssuersOf, signIdentity, ve
 export { parseBody, fields, type FieldErrors } from './validation';
 export { FieldErrorCollector, DEFAULT_FIELD_ERROR_LIMITS, FIELD_ERRORS_CEILING, truncateText, type FieldErrorLimits } from './field-errors';
 export { textProblem, collectTextProblems, requireStorableText } from './text-input';
-export { DEFAULT_INPUT_LIMITS, inputLimitsConfig, inputLimitsFrom, type InputLimits } from './input-limits';
+export { DEFAULT_INPUT_LIMITS, inputLimitsFrom, type InputLimits } from './input-limits';
 export { resource, idParam, type ResourceHandlers } from './routes';
 export { createServiceApp, type ServiceAppOptions } from './app';
 export { listen, closeHttpServer } from './server';

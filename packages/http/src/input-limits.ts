@@ -1,5 +1,4 @@
-import { z } from 'zod';
-import { DEFAULT_FIELD_ERROR_LIMITS, FIELD_ERRORS_CEILING, FieldErrorCollector, fieldName, type FieldErrorLimits } from './field-errors';
+import { DEFAULT_FIELD_ERROR_LIMITS, FieldErrorCollector, fieldName, type FieldErrorLimits } from './field-errors';
 import { collectTextProblems } from './text-input';
 
 /** What a service accepts in a request's query and how much of a validation failure it reports. */
@@ -10,24 +9,7 @@ export interface InputLimits extends FieldErrorLimits {
 
 export const DEFAULT_INPUT_LIMITS: InputLimits = { ...DEFAULT_FIELD_ERROR_LIMITS, maxQueryValueLength: 1_024 };
 
-/** The environment variables of these limits, to spread into a service's config schema. */
-export const inputLimitsConfig = {
-  HTTP_MAX_FIELD_ERRORS: z.coerce
-    .number()
-    .int()
-    .min(1)
-    .max(FIELD_ERRORS_CEILING)
-    .default(DEFAULT_INPUT_LIMITS.maxFieldErrors)
-    .describe('Field errors a 422 lists at most; `errors_omitted` counts the rest'),
-  HTTP_MAX_QUERY_VALUE_LENGTH: z.coerce
-    .number()
-    .int()
-    .min(64)
-    .max(8_192)
-    .default(DEFAULT_INPUT_LIMITS.maxQueryValueLength)
-    .describe('Characters of one query parameter (name or value) at most; longer is a 422'),
-};
-
+/** The limits a service's parsed config (with inputLimitSettings of @worklane/config) sets. */
 export const inputLimitsFrom = (config: { HTTP_MAX_FIELD_ERRORS: number; HTTP_MAX_QUERY_VALUE_LENGTH: number }): Partial<InputLimits> => ({
   maxFieldErrors: config.HTTP_MAX_FIELD_ERRORS,
   maxQueryValueLength: config.HTTP_MAX_QUERY_VALUE_LENGTH,

@@ -1,4 +1,5 @@
 import { baseServiceSchema, databaseSchema, grpcAddress, loadConfig, port, privateSigningKey, publicKeysSchema, z } from '@worklane/config';
+import { inputLimitSettings } from '@worklane/config';
 import { streamSettingsSchema } from '@worklane/messaging';
 import { DEFAULT_RETRY_SCHEDULE, parseRetrySchedule, receiverAddressSettings } from '@worklane/webhooks';
 
@@ -10,6 +11,7 @@ export const IDENTITY_ISSUERS = ['gateway', 'console'] as const;
 export const configSchema = z.object({
   ...baseServiceSchema('delivery'),
   ...databaseSchema('delivery'),
+  ...inputLimitSettings,
   HTTP_PORT: port(8084).describe('HTTP port of the delivery log API, /healthz, /readyz and /metrics'),
   SIGNING_PRIVATE_KEY: privateSigningKey().describe("This service's own Ed25519 private key (PEM): signs its gRPC calls; only this service holds it"),
   ...publicKeysSchema(IDENTITY_ISSUERS),

@@ -5,6 +5,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createPool, migrate, pingDatabase } from '@worklane/db';
 import { closeHttpServer, listen } from '@worklane/http';
+import { inputLimitsFrom } from '@worklane/http';
 import {
   DELIVERY_CONSUMER,
   ISSUE_EVENTS_STREAM,
@@ -123,6 +124,7 @@ async function main(): Promise<void> {
   retention.start();
 
   const app = createApp({
+    inputLimits: inputLimitsFrom(config),
     logger,
     metrics,
     identityIssuers: publicKeysOf(config, IDENTITY_ISSUERS),

@@ -1,10 +1,13 @@
 import type { Express } from 'express';
 import type { PublicKeys } from '@worklane/config';
 import { createServiceApp } from '@worklane/http';
+import type { InputLimits } from '@worklane/http';
 import type { Logger, ServiceMetrics } from '@worklane/observability';
 import { issueRoutes, type IssueRouteDeps } from './routes/issues';
 
 export interface AppDeps extends IssueRouteDeps {
+  /** Query limits and how much of a 422 is listed (the HTTP_MAX_* settings). */
+  inputLimits?: Partial<InputLimits>;
   logger: Logger;
   metrics: ServiceMetrics;
   /** Public keys of the principals that mint caller identities (gateway, console). */
@@ -16,6 +19,7 @@ export interface AppDeps extends IssueRouteDeps {
 export function createApp(deps: AppDeps): Express {
   return createServiceApp({
     logger: deps.logger,
+    inputLimits: deps.inputLimits,
     metrics: deps.metrics,
     identityIssuers: deps.identityIssuers,
     isReady: deps.isReady,

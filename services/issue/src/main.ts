@@ -4,12 +4,12 @@ import { IDENTITY_ISSUERS } from './config';
 import { join } from 'node:path';
 import { createPool, migrate, pingDatabase } from '@worklane/db';
 import { closeHttpServer, listen } from '@worklane/http';
+import { inputLimitsFrom } from '@worklane/http';
 import { connectNats, ensureIssueEventsStream, jetstream, jetstreamManager, natsAnswers, registerStreamMetrics, streamLimitsFrom } from '@worklane/messaging';
 import { exitOnStartupFailure, promClient } from '@worklane/observability';
 import { createApp } from './app';
 import { grpcProjectDirectory, grpcTeamMembers, rememberingProjectDirectory } from './clients/directories';
 import { IssueStore } from './data/issues';
-import { issuePageLimits } from './config';
 import { OutboxRelay } from './events/relay';
 
 const MIGRATIONS = join(__dirname, '..', 'migrations');
@@ -68,13 +68,13 @@ async function main(): Promise<void> {
   const members = grpcTeamMembers(config.TOKEN_SERVICE_ADDR, grpcOptions);
 
   const app = createApp({
+    inputLimits: inputLimitsFrom(config),
     logger,
     metrics,
     identityIssuers: publicKeysOf(config, IDENTITY_ISSUERS),
     issues: new IssueStore(pool),
     projects: rememberingProjectDirectory(projects, config.PROJECT_CACHE_TTL_MS),
     members,
-    pageLimits: issuePageLimits(config),
     isReady: async () => lifecycle.ready && (await pingDatabase(pool)) && (await natsAnswers(nats)),
   });
   const server = await listen(app, config.HTTP_PORT, config.HOST);

@@ -1,4 +1,5 @@
 import { baseServiceSchema, databaseSchema, grpcAddress, loadConfig, pagingSettings, port, publicKeysSchema, teamQuota, z } from '@worklane/config';
+import { inputLimitSettings } from '@worklane/config';
 
 /** Principals whose public keys this service holds: identity issuers and gRPC callers. */
 export const TRUSTED_PRINCIPALS = ['gateway', 'console', 'issue', 'cli'] as const;
@@ -6,6 +7,7 @@ export const TRUSTED_PRINCIPALS = ['gateway', 'console', 'issue', 'cli'] as cons
 export const configSchema = z.object({
   ...baseServiceSchema('project'),
   ...databaseSchema('project'),
+  ...inputLimitSettings,
   HTTP_PORT: port(8081).describe('HTTP port of the API, /healthz, /readyz and /metrics'),
   GRPC_PORT: port(7002).describe('Port of the internal ProjectDirectory gRPC service'),
   ...publicKeysSchema(TRUSTED_PRINCIPALS),

@@ -4,6 +4,7 @@ import { TRUSTED_PRINCIPALS, projectLimits } from './config';
 import { join } from 'node:path';
 import { openServiceDatabase, pingDatabase } from '@worklane/db';
 import { closeHttpServer, listen } from '@worklane/http';
+import { inputLimitsFrom } from '@worklane/http';
 import { exitOnStartupFailure } from '@worklane/observability';
 import { createApp } from './app';
 
@@ -14,6 +15,7 @@ async function main(): Promise<void> {
   const pool = await openServiceDatabase('project', config, MIGRATIONS, logger);
 
   const app = createApp({
+    inputLimits: inputLimitsFrom(config),
     pool,
     logger,
     metrics,

@@ -3,6 +3,7 @@ import type { Pool } from '@worklane/db';
 import { createGrpcServer, type GrpcServer } from '@worklane/grpc';
 import type { PublicKeys } from '@worklane/config';
 import { createServiceApp, identityIssuersOf } from '@worklane/http';
+import type { InputLimits } from '@worklane/http';
 import { promClient, type Logger, type ServiceMetrics } from '@worklane/observability';
 import { loadProto, type WebhookProto } from '@worklane/proto';
 import type { SecretBox } from '@worklane/webhooks';
@@ -12,6 +13,8 @@ import { webhookRoutes } from './routes/webhooks';
 import { webhookDirectoryHandlers } from './rpc/webhook-directory';
 
 export interface AppDeps {
+  /** Query limits and how much of a 422 is listed (the HTTP_MAX_* settings). */
+  inputLimits?: Partial<InputLimits>;
   pool: Pool;
   logger: Logger;
   metrics: ServiceMetrics;
@@ -50,6 +53,7 @@ export function createApp(deps: AppDeps): WebhookApp {
 
   const http = createServiceApp({
     logger: deps.logger,
+    inputLimits: deps.inputLimits,
     metrics: deps.metrics,
     isReady: deps.isReady,
     identityIssuers: identityIssuersOf(deps.publicKeys),

@@ -1,4 +1,5 @@
 import { baseServiceSchema, databaseSchema, list, loadConfig, port, publicKeysSchema, secretKey, z } from '@worklane/config';
+import { inputLimitSettings } from '@worklane/config';
 import { pagingSettings, teamQuota } from '@worklane/config';
 import { receiverAddressSettings } from '@worklane/webhooks';
 
@@ -8,6 +9,7 @@ export const TRUSTED_PRINCIPALS = ['gateway', 'console', 'delivery'] as const;
 export const configSchema = z.object({
   ...baseServiceSchema('webhook'),
   ...databaseSchema('webhook'),
+  ...inputLimitSettings,
   HTTP_PORT: port(8082).describe('HTTP port of the API, /healthz, /readyz and /metrics'),
   GRPC_PORT: port(7003).describe('Port of the internal WebhookDirectory gRPC service'),
   ...publicKeysSchema(TRUSTED_PRINCIPALS),

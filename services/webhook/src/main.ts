@@ -4,6 +4,7 @@ import { TRUSTED_PRINCIPALS } from './config';
 import { join } from 'node:path';
 import { openServiceDatabase, pingDatabase } from '@worklane/db';
 import { closeHttpServer, listen } from '@worklane/http';
+import { inputLimitsFrom } from '@worklane/http';
 import { exitOnStartupFailure } from '@worklane/observability';
 import { SecretBox, dnsServersLookup } from '@worklane/webhooks';
 import { createApp } from './app';
@@ -30,6 +31,7 @@ async function main(): Promise<void> {
   if (rotation.failed.length > 0) logger.error({ webhookIds: rotation.failed }, 'webhook secrets that could not be decrypted were left as they are');
 
   const app = createApp({
+    inputLimits: inputLimitsFrom(config),
     pool,
     logger,
     metrics,

@@ -1,5 +1,6 @@
 import { baseServiceSchema, databaseSchema, grpcAddress, loadConfig, port, privateSigningKey, publicKeysSchema, z } from '@worklane/config';
 import { inputLimitSettings } from '@worklane/config';
+import { pagingSettings } from '@worklane/config';
 import { streamSettingsSchema } from '@worklane/messaging';
 
 /** Who may sign the caller identity of an API request. */
@@ -19,6 +20,7 @@ export const configSchema = z.object({
   OUTBOX_BATCH_SIZE: z.coerce.number().int().min(1).max(1000).default(100).describe('Outbox rows the relay claims and publishes per transaction'),
   OUTBOX_POLL_INTERVAL_MS: z.coerce.number().int().min(50).max(60_000).default(1_000).describe('Relay poll interval when no notification arrives'),
   OUTBOX_RETENTION_HOURS: z.coerce.number().min(0).max(24 * 30).default(24).describe('How long published outbox rows are kept'),
+  ...pagingSettings,
   OUTBOX_DEAD_LETTER_RETENTION_DAYS: z.coerce.number().min(1).max(3_650).default(30).describe('How long events that could never be published are kept in outbox_dead_letters'),
   ...streamSettingsSchema,
 });
@@ -26,3 +28,10 @@ export const configSchema = z.object({
 export type Config = z.infer<typeof configSchema>;
 
 export const loadIssueConfig = (env?: Record<string, string | undefined>) => loadConfig(configSchema, env);
+
+/** The page sizes of a parsed configuration; missing settings take their defaults. */
+export function issuePageLimits(config: Partial<Pick<Config, 'LIST_DEFAULT_LIMIT' | 'LIST_MAX_LIMIT'>> = {}) {
+  const { shape } = configSchema;
+  const maxLimit = shape.LIST_MAX_LIMIT.parse(config.LIST_MAX_LIMIT);
+  return { defaultLimit: Math.min(shape.LIST_DEFAULT_LIMIT.parse(config.LIST_DEFAULT_LIMIT), maxLimit), maxLimit };
+}

@@ -10,6 +10,7 @@ import { exitOnStartupFailure, promClient } from '@worklane/observability';
 import { createApp } from './app';
 import { grpcProjectDirectory, grpcTeamMembers, rememberingProjectDirectory } from './clients/directories';
 import { IssueStore } from './data/issues';
+import { issuePageLimits } from './config';
 import { OutboxRelay } from './events/relay';
 
 const MIGRATIONS = join(__dirname, '..', 'migrations');
@@ -75,6 +76,7 @@ async function main(): Promise<void> {
     issues: new IssueStore(pool),
     projects: rememberingProjectDirectory(projects, config.PROJECT_CACHE_TTL_MS),
     members,
+    pageLimits: issuePageLimits(config),
     isReady: async () => lifecycle.ready && (await pingDatabase(pool)) && (await natsAnswers(nats)),
   });
   const server = await listen(app, config.HTTP_PORT, config.HOST);

@@ -146,7 +146,7 @@ describe.each(valueSets)('chart policies with %s', (valuesFile) => {
       expect(data).toBeDefined();
       expect(data).toEqual(expect.objectContaining({ HOST: expect.any(String), HTTP_PORT: String(container.ports[0].containerPort) }));
       const env = envOf(container);
-      expect(env.IDENTITY_SIGNING_KEY?.valueFrom?.secretKeyRef).toBeDefined();
+      expect(env.IDENTITY_SIGNING_KEY).toBeUndefined();
       if (DATABASE_SERVICES.includes(component(deployment))) {
         expect(env.DATABASE_URL?.valueFrom?.secretKeyRef).toBeDefined();
         expect(data.DATABASE_SCHEMA).toBeDefined();

@@ -1,3 +1,4 @@
+import { X509Certificate, createPrivateKey, createPublicKey, sign, verify } from 'node:crypto';
 import { render } from '../src/helm.mjs';
 import { DATABASE_SERVICES, byComponent, component, envOf, ofKind } from '../src/objects.mjs';
 
@@ -8,34 +9,95 @@ describe('generated keys (no existingSecret)', () => {
   const objects = render({ valuesFile: 'minimal-values.yaml' });
   const keys = ofKind(objects, 'Secret').find((s) => s.metadata.name.endsWith('-keys'));
 
-  test('the chart creates the keys Secret once, keeps it on uninstall and fills both keys with >= 32 characters', () => {
+  test('the chart creates the keys Secret once, keeps it on uninstall and fills WEBHOOK_SECRET_KEY with >= 32 characters', () => {
     expect(keys.metadata.annotations['helm.sh/resource-policy']).toBe('keep');
-    for (const key of ['IDENTITY_SIGNING_KEY', 'WEBHOOK_SECRET_KEY']) {
-      expect(Buffer.from(keys.data[key], 'base64').toString().length).toBeGreaterThanOrEqual(32);
-    }
-    expect(keys.data.IDENTITY_SIGNING_KEY).not.toBe(keys.data.WEBHOOK_SECRET_KEY);
+    expect(Buffer.from(keys.data.WEBHOOK_SECRET_KEY, 'base64').toString().length).toBeGreaterThanOrEqual(32);
+    expect(keys.data.IDENTITY_SIGNING_KEY).toBeUndefined();
   });
 
-  test('every service reads IDENTITY_SIGNING_KEY from it; only the webhook service gets WEBHOOK_SECRET_KEY', () => {
+  test('only the webhook service gets WEBHOOK_SECRET_KEY', () => {
     for (const deployment of ofKind(objects, 'Deployment')) {
-      expect(secretRef(mainContainer(deployment), 'IDENTITY_SIGNING_KEY')).toEqual({ name: keys.metadata.name, key: 'IDENTITY_SIGNING_KEY' });
       const webhookKey = secretRef(mainContainer(deployment), 'WEBHOOK_SECRET_KEY');
       expect(Boolean(webhookKey)).toBe(component(deployment) === 'webhook');
     }
   });
 });
 
+describe('signing keys (only the gateway and the console mint identities)', () => {
+  const objects = render({ valuesFile: 'minimal-values.yaml' });
+  const signing = Object.fromEntries(
+    ofKind(objects, 'Secret')
+      .filter((s) => s.metadata.labels?.['worklane.dev/signing-principal'])
+      .map((s) => [s.metadata.labels['worklane.dev/signing-principal'], s]),
+  );
+  const pem = (secret, key) => Buffer.from(secret.data[key], 'base64').toString();
+  // Whose public keys each service holds, as its configuration (src/config.ts) reads them.
+  const TRUSTS = {
+    gateway: [],
+    console: [],
+    token: ['gateway', 'console', 'issue', 'cli'],
+    project: ['gateway', 'console', 'issue', 'cli'],
+    webhook: ['gateway', 'console', 'delivery'],
+    issue: ['gateway', 'console'],
+    delivery: ['gateway', 'console'],
+  };
+  const SIGNS = ['gateway', 'console', 'issue', 'delivery'];
+
+  test('one Ed25519 key pair per principal, kept on uninstall; the certificate holds the public key of the private key', () => {
+    expect(Object.keys(signing).sort()).toEqual(['cli', 'console', 'delivery', 'gateway', 'issue']);
+    const keys = new Set();
+    for (const secret of Object.values(signing)) {
+      expect(secret.type).toBe('kubernetes.io/tls');
+      expect(secret.metadata.annotations['helm.sh/resource-policy']).toBe('keep');
+      const privateKey = createPrivateKey(pem(secret, 'tls.key'));
+      expect(privateKey.asymmetricKeyType).toBe('ed25519');
+      const publicKey = new X509Certificate(pem(secret, 'tls.crt')).publicKey;
+      expect(publicKey.equals(createPublicKey(privateKey))).toBe(true);
+      expect(verify(null, Buffer.from('x'), publicKey, sign(null, Buffer.from('x'), privateKey))).toBe(true);
+      keys.add(secret.data['tls.key']);
+    }
+    expect(keys.size).toBe(5);
+  });
+
+  test("a pod references only its own private key (tls.key) and the other principals' certificates (tls.crt)", () => {
+    for (const deployment of ofKind(objects, 'Deployment')) {
+      const name = component(deployment);
+      const env = mainContainer(deployment).env ?? [];
+      const signingRefs = env
+        .map((entry) => ({ name: entry.name, ref: entry.valueFrom?.secretKeyRef }))
+        .filter(({ ref }) => ref && Object.values(signing).some((s) => s.metadata.name === ref.name));
+      const privateRefs = signingRefs.filter(({ ref }) => ref.key !== 'tls.crt');
+      if (SIGNS.includes(name)) {
+        expect(privateRefs).toEqual([{ name: 'SIGNING_PRIVATE_KEY', ref: { name: signing[name].metadata.name, key: 'tls.key' } }]);
+      } else {
+        expect(privateRefs).toEqual([]);
+      }
+      const publicRefs = signingRefs.filter(({ ref }) => ref.key === 'tls.crt');
+      expect(publicRefs.map((r) => r.name).sort()).toEqual(TRUSTS[name].map((p) => `${p.toUpperCase()}_PUBLIC_KEY`).sort());
+      for (const { name: variable, ref } of publicRefs) {
+        expect(ref.name).toBe(signing[variable.replace('_PUBLIC_KEY', '').toLowerCase()].metadata.name);
+      }
+    }
+  });
+
+  test('an existing Secret replaces a generated pair, and an unknown principal is refused', () => {
+    const rendered = render({ valuesFile: 'minimal-values.yaml', set: ['secrets.signingKeys.existingSecrets.gateway=my-gateway-key'] });
+    expect(ofKind(rendered, 'Secret').some((s) => s.metadata.labels?.['worklane.dev/signing-principal'] === 'gateway')).toBe(false);
+    expect(secretRef(mainContainer(byComponent(rendered, 'Deployment', 'gateway')), 'SIGNING_PRIVATE_KEY')).toEqual({ name: 'my-gateway-key', key: 'tls.key' });
+    expect(secretRef(mainContainer(byComponent(rendered, 'Deployment', 'project')), 'GATEWAY_PUBLIC_KEY')).toEqual({ name: 'my-gateway-key', key: 'tls.crt' });
+    expect(() => render({ valuesFile: 'minimal-values.yaml', set: ['secrets.signingKeys.existingSecrets.token=x'] })).toThrow();
+  });
+});
+
 describe('existing Secrets', () => {
   const objects = render({
     valuesFile: 'production-values.yaml',
-    set: ['secrets.identitySigningKeyKey=signing', 'secrets.webhookSecretKeyKey=webhook-encryption'],
+    set: ['secrets.webhookSecretKeyKey=webhook-encryption'],
   });
 
-  test('with secrets.existingSecret the chart generates no keys and every service reads the named keys', () => {
+  test('with secrets.existingSecret and existing signing Secrets the chart generates no keys and every service reads the named keys', () => {
     expect(ofKind(objects, 'Secret')).toEqual([]);
-    for (const deployment of ofKind(objects, 'Deployment')) {
-      expect(secretRef(mainContainer(deployment), 'IDENTITY_SIGNING_KEY')).toEqual({ name: 'worklane-keys', key: 'signing' });
-    }
+    expect(secretRef(mainContainer(byComponent(objects, 'Deployment', 'gateway')), 'SIGNING_PRIVATE_KEY')).toEqual({ name: 'worklane-signing-gateway', key: 'tls.key' });
     expect(secretRef(mainContainer(byComponent(objects, 'Deployment', 'webhook')), 'WEBHOOK_SECRET_KEY')).toEqual({ name: 'worklane-keys', key: 'webhook-encryption' });
   });
 

@@ -10,11 +10,16 @@ this one table, so a call added here is wired and allowed in one place.
   public           reached by the ingress controller
   callsHttp        services it calls over HTTP (<NAME>_SERVICE_URL)
   callsGrpc        services it calls over gRPC (their grpcAddrEnv)
+  signs            holds its own Ed25519 signing key (SIGNING_PRIVATE_KEY): it mints caller
+                   identities (gateway, console) or signs its gRPC calls (issue, delivery)
+  trusts           principals whose public keys it holds (<PRINCIPAL>_PUBLIC_KEY): the identity
+                   issuers of its API and the callers of its gRPC methods
 */}}
 {{- define "worklane.catalog" -}}
 gateway:
   http: 8080
   public: true
+  signs: true
   callsHttp: [project, webhook, issue, delivery, console]
   callsGrpc: [token]
 token:
@@ -23,16 +28,19 @@ token:
   grpcProbes: true
   grpcAddrEnv: TOKEN_SERVICE_ADDR
   database: true
+  trusts: [gateway, console, issue, cli]
 project:
   http: 8081
   grpc: 7002
   grpcAddrEnv: PROJECT_GRPC_ADDR
   database: true
+  trusts: [gateway, console, issue, cli]
 webhook:
   http: 8082
   grpc: 7003
   grpcAddrEnv: WEBHOOK_GRPC_ADDR
   database: true
+  trusts: [gateway, console, delivery]
   webhookKeys: true
   allowedCidrs: true
 issue:
@@ -40,17 +48,22 @@ issue:
   database: true
   nats: true
   callsGrpc: [project, token]
+  signs: true
+  trusts: [gateway, console]
 delivery:
   http: 8084
   database: true
   nats: true
   allowedCidrs: true
   callsGrpc: [webhook]
+  signs: true
+  trusts: [gateway, console]
 console:
   http: 8085
   public: true
   callsHttp: [project, webhook, issue, delivery]
   callsGrpc: [token]
+  signs: true
 {{- end -}}
 
 {{/* One service's catalog entry as a dict. Takes (dict "root" $ "component" "gateway"). */}}

@@ -93,7 +93,7 @@ key: {{ $root.Values.database.existingSecret.key }}
 {{- end -}}
 {{- end -}}
 
-{{/* Name of the Secret with the identity-signing and webhook encryption keys. */}}
+{{/* Name of the Secret with the webhook encryption key. */}}
 {{- define "worklane.keysSecretName" -}}
 {{- .Values.secrets.existingSecret | default (include "worklane.componentName" (dict "root" . "component" "keys")) -}}
 {{- end -}}
@@ -107,11 +107,22 @@ key: {{ $root.Values.database.existingSecret.key }}
   valueFrom:
     fieldRef:
       fieldPath: metadata.labels['app.kubernetes.io/component']
-- name: IDENTITY_SIGNING_KEY
+{{- if $svc.signs }}
+{{- /* Its own private key: no other pod references it. */}}
+- name: SIGNING_PRIVATE_KEY
   valueFrom:
     secretKeyRef:
-      name: {{ include "worklane.keysSecretName" $root }}
-      key: {{ $root.Values.secrets.identitySigningKeyKey }}
+      name: {{ include "worklane.signingSecretName" (dict "root" $root "principal" .component) }}
+      key: tls.key
+{{- end }}
+{{- range $principal := $svc.trusts | default list }}
+{{- /* Only the certificate (public key) of the other principals' Secrets. */}}
+- name: {{ upper $principal }}_PUBLIC_KEY
+  valueFrom:
+    secretKeyRef:
+      name: {{ include "worklane.signingSecretName" (dict "root" $root "principal" $principal) }}
+      key: tls.crt
+{{- end }}
 {{- if $svc.webhookKeys }}
 - name: WEBHOOK_SECRET_KEY
   valueFrom:

@@ -21,10 +21,66 @@ metadata:
     helm.sh/resource-policy: keep
 type: Opaque
 data:
-  {{- range $key := list .Values.secrets.identitySigningKeyKey .Values.secrets.webhookSecretKeyKey }}
-  {{ $key }}: {{ index $existing $key | default (randAlphaNum 64 | b64enc) }}
-  {{- end }}
+  {{ .Values.secrets.webhookSecretKeyKey }}: {{ index $existing .Values.secrets.webhookSecretKeyKey | default (randAlphaNum 64 | b64enc) }}
 {{- end -}}
+{{- end -}}
+
+{{/*
+The principals that sign: the gateway and the console mint caller identities, the issue and
+delivery services sign their gRPC calls, the operator CLI signs its calls to the token and
+project services. Each has its own Ed25519 key pair.
+*/}}
+{{- define "worklane.signingPrincipals" -}}
+{{- toYaml (list "gateway" "console" "issue" "delivery" "cli") -}}
+{{- end -}}
+
+{{/* Name of a principal's signing Secret (tls.key, tls.crt). Takes (dict "root" $ "principal" "gateway"). */}}
+{{- define "worklane.signingSecretName" -}}
+{{- $existing := index (.root.Values.secrets.signingKeys.existingSecrets | default dict) .principal -}}
+{{- $existing | default (include "worklane.componentName" (dict "root" .root "component" (printf "signing-%s" .principal))) -}}
+{{- end -}}
+
+{{/*
+One kubernetes.io/tls Secret per principal without an existing one: tls.key is its Ed25519
+private key (PKCS#8 PEM), tls.crt a self-signed certificate holding the public key, from which the
+services read it. Generated once; on upgrade `lookup` returns the pair in the cluster and it is
+reused byte for byte; kept on uninstall like the keys Secret. Only the owner's pod references
+tls.key; the others reference tls.crt alone.
+*/}}
+{{- define "worklane.signingSecrets" -}}
+{{- $root := . -}}
+{{- range $principal := include "worklane.signingPrincipals" $root | fromYamlArray }}
+{{- if not (index ($root.Values.secrets.signingKeys.existingSecrets | default dict) $principal) }}
+{{- $ctx := dict "root" $root "component" (printf "signing-%s" $principal) }}
+{{- $name := include "worklane.componentName" $ctx }}
+{{- $existing := (lookup "v1" "Secret" $root.Release.Namespace $name).data | default dict }}
+{{- $key := "" }}
+{{- $crt := "" }}
+{{- if and (index $existing "tls.key") (index $existing "tls.crt") }}
+{{- $key = index $existing "tls.key" }}
+{{- $crt = index $existing "tls.crt" }}
+{{- else }}
+{{- $pair := genSelfSignedCertWithKey (printf "worklane-%s" $principal) nil nil 36500 (genPrivateKey "ed25519") }}
+{{- $key = $pair.Key | b64enc }}
+{{- $crt = $pair.Cert | b64enc }}
+{{- end }}
+---
+apiVersion: v1
+kind: Secret
+metadata:
+  name: {{ $name }}
+  namespace: {{ $root.Release.Namespace }}
+  labels:
+    {{- include "worklane.labels" $ctx | nindent 4 }}
+    worklane.dev/signing-principal: {{ $principal }}
+  annotations:
+    helm.sh/resource-policy: keep
+type: kubernetes.io/tls
+data:
+  tls.key: {{ $key }}
+  tls.crt: {{ $crt }}
+{{- end }}
+{{- end }}
 {{- end -}}
 
 {{/* The default DATABASE_URL from `database.url`, for the services (not a hook). */}}

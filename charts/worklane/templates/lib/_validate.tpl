@@ -3,8 +3,10 @@
 {{- range $name := include "worklane.databaseServices" $ | fromYamlArray -}}
 {{- $_ := include "worklane.databaseSecretRef" (dict "root" $ "component" $name) -}}
 {{- end -}}
-{{- if eq .Values.secrets.identitySigningKeyKey .Values.secrets.webhookSecretKeyKey -}}
-{{- fail "secrets.identitySigningKeyKey and secrets.webhookSecretKeyKey must name different keys" -}}
+{{- range $principal, $_ := .Values.secrets.signingKeys.existingSecrets | default dict -}}
+{{- if not (has $principal (include "worklane.signingPrincipals" $ | fromYamlArray)) -}}
+{{- fail (printf "secrets.signingKeys.existingSecrets: %q is not a signing principal (gateway, console, issue, delivery, cli)" $principal) -}}
+{{- end -}}
 {{- end -}}
 {{- if and .Values.ingress.enabled (not .Values.ingress.hosts) -}}
 {{- fail "ingress.enabled needs at least one host in ingress.hosts" -}}

@@ -93,12 +93,19 @@ describe('a full stream', () => {
     const project = (await client.post(`/teams/${team.team_id}/organizations/${team.organization_id}/projects`, { name: 'Busy' })).body.id;
     const path = `/teams/${team.team_id}/organizations/${team.organization_id}/projects/${project}/issues`;
 
-    // Nothing consumes the stream, so it fills up; ~150 events of ~700 bytes exceed 64 KiB.
-    const issueIds: number[] = [];
-    for (let i = 0; i < 150; i += 1) {
+    // Nothing consumes the stream, so it fills up; ~150 events of ~700 bytes exceed 64 KiB. One
+    // issue changes all along: its events must come out in the order they were made.
+    const tracked = (await client.post(path, { title: 'Step 0' })).body.id as number;
+    const issueIds: number[] = [tracked];
+    const steps: string[] = [];
+    for (let i = 1; i <= 150; i += 1) {
       const response = await client.post(path, { title: `Queued ${i}`, description: 'x'.repeat(300) });
       expect(response.status).toBe(201);
       issueIds.push(response.body.id);
+      if (i % 10 === 0) {
+        steps.push(`Step ${i}`);
+        expect((await client.patch(`${path}/${tracked}`, { title: `Step ${i}` })).status).toBe(200);
+      }
     }
     const jsm = await jetstreamManager(connection);
     for (let waited = 0; !((await metric('worklane_outbox_backlog')) > 0 && (await jsm.streams.info(ISSUE_EVENTS_STREAM)).state.messages > 0); waited += 100) {
@@ -116,17 +123,20 @@ describe('a full stream', () => {
     // The delivery service's part: take and ack the events, which frees the stream.
     const consumer = await jetstream(connection).consumers.get(ISSUE_EVENTS_STREAM, DELIVERY_CONSUMER);
     const seen = new Map<number, number>();
-    for (let waited = 0; seen.size < issueIds.length; waited += 1) {
+    const trackedTitles: string[] = [];
+    for (let waited = 0; seen.size < issueIds.length || trackedTitles.length < steps.length; waited += 1) {
       if (waited > 60) throw new Error(`only ${seen.size} of ${issueIds.length} events arrived`);
       const batch = await consumer.fetch({ max_messages: 100, expires: 1_000 });
       for await (const message of batch) {
-        const payload = message.json<{ event: string; issue: { id: number } }>();
+        const payload = message.json<{ event: string; issue: { id: number; title: string } }>();
         if (payload.event === 'issue.created') seen.set(payload.issue.id, (seen.get(payload.issue.id) ?? 0) + 1);
+        if (payload.event === 'issue.updated' && payload.issue.id === tracked) trackedTitles.push(payload.issue.title);
         message.ack();
       }
     }
     expect([...seen.keys()].sort((a, b) => a - b)).toEqual([...issueIds].sort((a, b) => a - b));
     expect([...seen.values()].every((count) => count === 1)).toBe(true);
+    expect(trackedTitles).toEqual(steps);
     for (let waited = 0; (await metric('worklane_outbox_backlog')) !== 0; waited += 100) {
       if (waited > 10_000) throw new Error('the outbox backlog did not drain');
       await new Promise((resolve) => setTimeout(resolve, 100));

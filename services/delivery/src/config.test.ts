@@ -24,6 +24,25 @@ describe('delivery configuration', () => {
     expect(config.WEBHOOK_DNS_SERVERS).toEqual([]);
   });
 
+  it('defaults the fair-delivery budgets, attempt timeouts, circuit breaker and DNS cache as documented', () => {
+    const config = loadDeliveryConfig(required);
+    expect(config).toMatchObject({
+      DELIVERY_CONCURRENCY: 200,
+      DELIVERY_CONCURRENCY_PER_TEAM: 50,
+      DELIVERY_CONCURRENCY_PER_WEBHOOK: 16,
+      WEBHOOK_TLS_TIMEOUT_MS: 5_000,
+      WEBHOOK_HEADERS_TIMEOUT_MS: 10_000,
+      DELIVERY_BREAKER_FAILURES: 5,
+      DELIVERY_BREAKER_COOL_DOWN_MS: 30_000,
+      DELIVERY_BREAKER_MAX_COOL_DOWN_MS: 600_000,
+      DELIVERY_DNS_TIMEOUT_MS: 5_000,
+      DELIVERY_DNS_MAX_TTL_MS: 300_000,
+      DELIVERY_DNS_NEGATIVE_TTL_MS: 5_000,
+      DELIVERY_DNS_CACHE_SIZE: 10_000,
+    });
+    expect(problemsOf({ DELIVERY_CONCURRENCY_PER_TEAM: '0' })[0]).toMatch(/^DELIVERY_CONCURRENCY_PER_TEAM:/);
+  });
+
   it('reads an operator schedule, allowed ranges and DNS servers', () => {
     const config = loadDeliveryConfig({ ...required, WEBHOOK_RETRY_SCHEDULE: '0, 10, 60', WEBHOOK_ALLOWED_CIDRS: '10.0.0.0/8, fd00::/8', WEBHOOK_DNS_SERVERS: '10.0.0.2:53' });
     expect(config.WEBHOOK_RETRY_SCHEDULE).toEqual([0, 10, 60]);

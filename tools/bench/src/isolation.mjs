@@ -471,6 +471,14 @@ try {
     'queue gauges, peak per phase:',
     ...[...new Set(Object.values(gaugePeaks).flatMap((peaks) => Object.keys(peaks)))].sort().map((series) => `  ${series}: ${['alone', 'attack', 'grace'].map((name) => `${name} ${f(gaugePeaks[name]?.[series], 3)}`).join(', ')}`),
   ];
+  // Why requests failed, in the services' own words.
+  if (alone.refused + attack.refused > 0 || Object.keys(attackResults.events.statuses).some((status) => status >= '500')) {
+    lines.push('first errors logged:');
+    for (const name of SERVICES) {
+      const errors = system.services[name].logs().split('\n').filter((line) => /"level":"(error|fatal)"|"level":(50|60)\b/.test(line));
+      for (const line of errors.slice(0, 2)) lines.push(`  ${name}: ${line.slice(0, 400)}`);
+    }
+  }
   process.stdout.write(`${lines.join('\n')}\n`);
   const round = (value) => (Number.isFinite(value) ? Math.round(value * 10) / 10 : null);
   process.stdout.write(`${JSON.stringify({

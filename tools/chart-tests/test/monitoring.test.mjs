@@ -12,6 +12,13 @@ const METRICS = [
   'worklane_outbox_backlog',
   'worklane_delivery_consumer_pending',
   'worklane_webhook_retries_scheduled_total',
+  'worklane_outbox_dead_lettered_total',
+  'worklane_stream_bytes',
+  'worklane_stream_max_bytes',
+  'worklane_stream_messages',
+  'worklane_stream_max_messages',
+  'worklane_stream_oldest_age_seconds',
+  'worklane_stream_max_age_seconds',
 ];
 const metricsIn = (text) => [...new Set(text.match(/worklane_[a-z_]+/g) ?? [])];
 
@@ -28,6 +35,8 @@ test('the PrometheusRule alerts on gateway 5xx ratio and latency, delivery failu
       'WorklaneDeliveryFailureRatioHigh',
       'WorklaneDeliveryLagHigh',
       'WorklaneOutboxBacklog',
+      'WorklaneOutboxDeadLettered',
+      'WorklaneEventStreamNearlyFull',
     ]),
   );
   for (const alert of alerts) {

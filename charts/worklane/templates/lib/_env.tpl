@@ -40,6 +40,25 @@ secretKeyRef and never copied into the ConfigMap.
 {{- if and $svc.nats (not $root.Values.nats.existingSecret.name) -}}
 {{- $_ := set $data "NATS_URL" $root.Values.nats.url -}}
 {{- end -}}
+{{- if $svc.nats -}}
+{{- with $root.Values.nats.stream -}}
+{{- $_ := set $data "ISSUE_EVENTS_REPLICAS" (toString (int .replicas)) -}}
+{{- $_ := set $data "ISSUE_EVENTS_MAX_BYTES" (toString (int64 .maxBytes)) -}}
+{{- $_ := set $data "ISSUE_EVENTS_MAX_MSGS" (toString (int64 .maxMessages)) -}}
+{{- $_ := set $data "ISSUE_EVENTS_MAX_AGE_HOURS" (toString .maxAgeHours) -}}
+{{- $_ := set $data "ISSUE_EVENTS_DISCARD" .discard -}}
+{{- end -}}
+{{- end -}}
+{{- if and (eq .component "issue") $values.deadLetterRetentionDays -}}
+{{- $_ := set $data "OUTBOX_DEAD_LETTER_RETENTION_DAYS" (toString $values.deadLetterRetentionDays) -}}
+{{- end -}}
+{{- if eq .component "delivery" -}}
+{{- with $values.retention -}}
+{{- $_ := set $data "DELIVERY_RETENTION_DAYS" (toString .days) -}}
+{{- $_ := set $data "DELIVERY_RETENTION_BATCH_SIZE" (toString (int .batchSize)) -}}
+{{- $_ := set $data "DELIVERY_RETENTION_INTERVAL_MS" (toString (int .intervalMs)) -}}
+{{- end -}}
+{{- end -}}
 {{- if $svc.allowedCidrs -}}
 {{- $_ := set $data "WEBHOOK_ALLOWED_CIDRS" (join "," $root.Values.webhookAllowedCidrs) -}}
 {{- end -}}

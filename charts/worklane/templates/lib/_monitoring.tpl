@@ -95,6 +95,32 @@ spec:
           annotations:
             summary: The delivery consumer has more than {{ $rule.deliveryConsumerPending }} pending events.
             description: '{{ "{{" }} $value {{ "}}" }} events wait for the delivery service in {{ .Release.Namespace }}: scale it out or look for slow receivers.'
+    - name: worklane.events
+      rules:
+        - alert: WorklaneOutboxDeadLettered
+          expr: |
+            sum by (reason) (increase(worklane_outbox_dead_lettered_total{ {{- $ns }}}[15m])) > 0
+          for: 0m
+          labels:
+            severity: warning
+            {{- with $alertLabels }}{{ toYaml . | nindent 12 }}{{ end }}
+          annotations:
+            summary: Issue events could never be published and were moved to the dead letters.
+            description: '{{ "{{" }} $value {{ "}}" }} events ({{ "{{" }} $labels.reason {{ "}}" }}) went to outbox_dead_letters in {{ .Release.Namespace }} over 15 minutes; their teams see them as dead_lettered in the delivery log. Look at the issue service logs for the event ids and teams.'
+        - alert: WorklaneEventStreamNearlyFull
+          expr: |
+            (max by (stream) (worklane_stream_bytes{ {{- $ns }}} / (worklane_stream_max_bytes{ {{- $ns }}} > 0)) > {{ $rule.streamUsageRatio }})
+              or
+            (max by (stream) (worklane_stream_messages{ {{- $ns }}} / (worklane_stream_max_messages{ {{- $ns }}} > 0)) > {{ $rule.streamUsageRatio }})
+              or
+            (max by (stream) (worklane_stream_oldest_age_seconds{ {{- $ns }}} / (worklane_stream_max_age_seconds{ {{- $ns }}} > 0)) > {{ $rule.streamUsageRatio }})
+          for: 5m
+          labels:
+            severity: critical
+            {{- with $alertLabels }}{{ toYaml . | nindent 12 }}{{ end }}
+          annotations:
+            summary: The {{ "{{" }} $labels.stream {{ "}}" }} stream is above {{ mulf $rule.streamUsageRatio 100 }}% of a limit.
+            description: 'The stream holds events the delivery service has not taken yet and is at {{ "{{" }} $value | humanizePercentage {{ "}}" }} of its byte, message or age limit in {{ .Release.Namespace }}. When full, publishing stops and events wait in the outbox: scale the delivery service or raise nats.stream limits.'
 {{- end -}}
 {{- end -}}
 

@@ -1,0 +1,102 @@
+// The benchmarks' own helpers: what they read off the chart and the API, and how they pace load.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+
+import { chartMemoryLimitsMiB, quantityMiB } from '../src/chart-limits.mjs';
+import { nextLink, tally } from '../src/http-client.mjs';
+import { openLoop, percentile } from '../src/stats.mjs';
+
+describe('chart memory limits', () => {
+  it('reads a limit for every service from the chart', () => {
+    const limits = chartMemoryLimitsMiB();
+    for (const service of ['gateway', 'token', 'project', 'webhook', 'issue', 'delivery', 'console']) {
+      expect(limits[service]).toBeGreaterThan(0);
+    }
+  });
+
+  it('takes resources.limits.memory of each top-level block, nothing else', () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'wl-bench-test-'));
+    const file = path.join(dir, 'values.yaml');
+    fs.writeFileSync(
+      file,
+      [
+        '# -- comment',
+        'alpha:',
+        '  limits:',
+        '    memory: 1Gi',
+        '  resources:',
+        '    requests:',
+        '      memory: 64Mi',
+        '    # -- the limit',
+        '    limits:',
+        '      cpu: 1',
+        '      memory: 512Mi',
+        'beta:',
+        '  nested:',
+        '    resources:',
+        '      limits:',
+        '        memory: 2Gi',
+        '  resources:',
+        '    limits:',
+        '      memory: "268435456"',
+        'gamma:',
+        '  resources: {}',
+        '',
+      ].join('\n'),
+    );
+    try {
+      expect(chartMemoryLimitsMiB(file)).toEqual({ alpha: 512, beta: 256 });
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('converts Kubernetes quantities to MiB', () => {
+    expect(quantityMiB('256Mi')).toBe(256);
+    expect(quantityMiB('1.5Gi')).toBe(1536);
+    expect(quantityMiB('1024Ki')).toBe(1);
+    expect(quantityMiB('134217728')).toBe(128);
+    expect(quantityMiB('1G')).toBeCloseTo(953.67, 2);
+    expect(quantityMiB('lots')).toBeNaN();
+  });
+});
+
+describe('paging links', () => {
+  it('follows rel="next", resolved against the page it came from', () => {
+    const base = 'http://127.0.0.1:8080/api/v1/teams/1/webhooks?limit=2';
+    expect(nextLink('</api/v1/teams/1/webhooks?cursor=abc&limit=2>; rel="next"', base)).toBe('http://127.0.0.1:8080/api/v1/teams/1/webhooks?cursor=abc&limit=2');
+    expect(nextLink('<https://x.test/a?cursor=1>; rel="prev", <https://x.test/a?cursor=3>; rel=next', base)).toBe('https://x.test/a?cursor=3');
+    expect(nextLink('<https://x.test/a?cursor=1>; rel="prev"', base)).toBeUndefined();
+    expect(nextLink(undefined, base)).toBeUndefined();
+  });
+});
+
+describe('figures and pacing', () => {
+  it('takes percentiles of a sorted array', () => {
+    const sorted = Array.from({ length: 100 }, (_, i) => i + 1);
+    expect(percentile(sorted, 50)).toBe(51);
+    expect(percentile(sorted, 99)).toBe(100);
+    expect(percentile([], 50)).toBeNaN();
+  });
+
+  it('counts by key', () => {
+    const counts = {};
+    for (const status of [201, 429, 201, 'timeout']) tally(counts, status);
+    expect(counts).toEqual({ 201: 2, 429: 1, timeout: 1 });
+  });
+
+  it('makes every scheduled call once, in order of its due time, and waits for them all', async () => {
+    const calls = [];
+    let settled = 0;
+    await openLoop(400, 0.05, async (i, intendedAt) => {
+      calls.push({ i, intendedAt });
+      await new Promise((resolve) => setImmediate(resolve));
+      settled += 1;
+      if (i === 3) throw new Error('a failed call does not stop the loop');
+    });
+    expect(calls.map((call) => call.i)).toEqual(Array.from({ length: 20 }, (_, i) => i));
+    expect(settled).toBe(20);
+    for (let i = 1; i < calls.length; i++) expect(calls[i].intendedAt).toBeGreaterThanOrEqual(calls[i - 1].intendedAt);
+  });
+});

@@ -55,9 +55,12 @@ export function encodeCursor<Key>(kind: ListKind<Key>, key: Key): string {
 /** The key a cursor carries; 422 naming `cursor` for anything this list did not write. */
 export function decodeCursor<Key>(kind: ListKind<Key>, text: string): Key {
   if (text.length === 0 || text.length > MAX_CURSOR_LENGTH || !/^[A-Za-z0-9_-]+$/.test(text)) throw invalidCursor();
+  const bytes = Buffer.from(text, 'base64url');
+  // Only the canonical spelling: stray trailing characters, which the decoder would drop, are tampering too.
+  if (bytes.toString('base64url') !== text) throw invalidCursor();
   let parsed: unknown;
   try {
-    parsed = JSON.parse(Buffer.from(text, 'base64url').toString('utf8'));
+    parsed = JSON.parse(bytes.toString('utf8'));
   } catch {
     throw invalidCursor();
   }

@@ -1,5 +1,6 @@
 import { baseServiceSchema, databaseSchema, grpcAddress, loadConfig, port, privateSigningKey, publicKeysSchema, z } from '@worklane/config';
 import { inputLimitSettings } from '@worklane/config';
+import { pagingSettings } from '@worklane/config';
 import { streamSettingsSchema } from '@worklane/messaging';
 import { DEFAULT_RETRY_SCHEDULE, parseRetrySchedule, receiverAddressSettings } from '@worklane/webhooks';
 
@@ -52,8 +53,16 @@ export const configSchema = z.object({
   EVENT_ACK_WAIT_MS: z.coerce.number().int().min(1_000).max(600_000).default(10_000).describe('How long JetStream waits for a replica to store an event\'s deliveries before offering it to another'),
   ...streamSettingsSchema,
   EVENT_CONCURRENCY: z.coerce.number().int().min(1).max(500).default(32).describe('Events fanned out at once in this replica'),
+  ...pagingSettings,
 });
 
 export type Config = z.infer<typeof configSchema>;
 
 export const loadDeliveryConfig = (env?: Record<string, string | undefined>) => loadConfig(configSchema, env);
+
+/** The page sizes of a parsed configuration; missing settings take their defaults. */
+export function deliveryPageLimits(config: Partial<Pick<Config, 'LIST_DEFAULT_LIMIT' | 'LIST_MAX_LIMIT'>> = {}) {
+  const { shape } = configSchema;
+  const maxLimit = shape.LIST_MAX_LIMIT.parse(config.LIST_MAX_LIMIT);
+  return { defaultLimit: Math.min(shape.LIST_DEFAULT_LIMIT.parse(config.LIST_DEFAULT_LIMIT), maxLimit), maxLimit };
+}

@@ -23,6 +23,7 @@ import { createApp } from './app';
 import { grpcWebhookDirectory } from './clients/webhooks';
 import { recordDeadLettered } from './data/dead-letters';
 import { DeliveryStore } from './data/deliveries';
+import { deliveryPageLimits } from './config';
 import { DeliveryRetention } from './data/retention';
 import { EventConsumer } from './events/consumer';
 import { createDeliveryMetrics } from './metrics';
@@ -131,6 +132,7 @@ async function main(): Promise<void> {
     deliveries: store,
     webhooks,
     onDeliveryCreated: () => sender.wake(),
+    pageLimits: deliveryPageLimits(config),
     isReady: async () => lifecycle.ready && (await pingDatabase(pool)) && (await natsAnswers(nats)),
   });
   const server = await listen(app, config.HTTP_PORT, config.HOST);

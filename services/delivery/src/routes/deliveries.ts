@@ -1,19 +1,22 @@
 import { randomUUID } from 'node:crypto';
 import type { Request, Router } from 'express';
-import { HttpError, idParam, notFound, requireTeam, resource, validationFailed } from '@worklane/http';
+import { HttpError, idParam, notFound, readPage, requireTeam, resource, rowsToFetch, sendPage, type ListKind, type PageLimits } from '@worklane/http';
+import { z } from 'zod';
 import { captureTraceContext } from '@worklane/messaging';
 import { DirectoryUnavailableError, type WebhookDirectory, type WebhookTarget } from '../clients/webhooks';
-import type { DeliveryStore, PageCursor } from '../data/deliveries';
+import { deliveryPageLimits } from '../config';
+import type { DeliveryStore } from '../data/deliveries';
 
 export interface DeliveryRouteDeps {
   deliveries: DeliveryStore;
   webhooks: WebhookDirectory;
   /** Called after a ping or redelivery is stored, so it goes out at once. */
   onDeliveryCreated: () => void;
+  /** LIST_DEFAULT_LIMIT and LIST_MAX_LIMIT; their defaults when not given. */
+  pageLimits?: PageLimits;
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-const MAX_PAGE = 1_000;
 
 /** A delivery id from the path; anything that is not a UUID cannot exist, so it is 404. */
 function deliveryParam(req: Request): string {
@@ -38,45 +41,28 @@ function requireActive(webhook: WebhookTarget | undefined, missing: () => HttpEr
   return webhook;
 }
 
-const encodeCursor = (cursor: PageCursor) => Buffer.from(JSON.stringify([cursor.createdAt, cursor.id])).toString('base64url');
-
-function decodeCursor(text: string): PageCursor {
-  try {
-    const [createdAt, id] = JSON.parse(Buffer.from(text, 'base64url').toString('utf8')) as unknown[];
-    if (typeof createdAt === 'string' && /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/.test(createdAt) && typeof id === 'string' && UUID.test(id)) {
-      return { createdAt, id };
-    }
-  } catch {
-    // reported below
-  }
-  throw validationFailed({ cursor: ['The cursor is invalid.'] });
-}
-
-/** `?limit=&cursor=` paging on top of the default whole list. */
-function pageOf(req: Request): { limit: number; after?: PageCursor } | undefined {
-  const { limit, cursor } = req.query;
-  if (limit === undefined && cursor === undefined) return undefined;
-  const size = typeof limit === 'string' && /^\d{1,4}$/.test(limit) ? Number(limit) : Number.NaN;
-  if (limit !== undefined && !(size >= 1 && size <= MAX_PAGE)) {
-    throw validationFailed({ limit: [`The limit field must be an integer between 1 and ${MAX_PAGE}.`] });
-  }
-  if (cursor !== undefined && typeof cursor !== 'string') throw validationFailed({ cursor: ['The cursor is invalid.'] });
-  return { limit: limit === undefined ? 100 : size, ...(cursor ? { after: decodeCursor(cursor) } : {}) };
-}
+/**
+ * A webhook's delivery log, newest first, paged by default (an extension list). The key is the
+ * last row's (created_at, id): created_at as PostgreSQL wrote it, with its microseconds.
+ */
+const DELIVERY_LOG: ListKind<[string, string]> = {
+  name: 'deliveries',
+  key: z.tuple([z.string().regex(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/), z.string().regex(UUID)]),
+};
 
 export function deliveryRoutes(router: Router, deps: DeliveryRouteDeps): void {
   const { deliveries, webhooks, onDeliveryCreated } = deps;
+  const pageLimits = deps.pageLimits ?? deliveryPageLimits();
 
   resource(router, '/api/v1/teams/:team/webhooks/:webhook/deliveries', {
     get: async (req, res) => {
       const { teamId } = requireTeam(req);
       const webhookId = idParam(req, 'webhook');
-      const page = pageOf(req);
+      const page = readPage(req, DELIVERY_LOG, pageLimits, 'always')!;
       if (!(await lookUpWebhook(webhooks, teamId, webhookId))) throw notFound();
-      const data = await deliveries.listForWebhook(teamId, webhookId, page);
-      if (!page) return void res.json({ data });
-      const last = data.length === page.limit ? data[data.length - 1] : undefined;
-      res.json({ data, next_cursor: last ? encodeCursor({ createdAt: last.created_at, id: last.id }) : null });
+      const after = page.after && { createdAt: page.after[0], id: page.after[1] };
+      const rows = await deliveries.listForWebhook(teamId, webhookId, { limit: rowsToFetch(page), ...(after ? { after } : {}) });
+      sendPage(req, res, DELIVERY_LOG, page, rows, (delivery) => [delivery.created_at, delivery.id]);
     },
   });
 

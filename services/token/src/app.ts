@@ -19,6 +19,8 @@ export interface AppDeps {
   isReady: () => boolean | Promise<boolean>;
   /** Longest lease Authenticate grants (TOKEN_CACHE_MAX_TTL_MS); 1000 when unset, 0 grants none. */
   tokenCacheMaxTtlMs?: number;
+  /** API tokens one team may hold (TEAM_MAX_API_TOKENS); 100 when unset. */
+  maxTokensPerTeam?: number;
 }
 
 /** Who may call each method: only the gateway authenticates API tokens; the console and the CLI manage them. */
@@ -55,7 +57,7 @@ export function createApp(deps: AppDeps): TokenApp {
   const grpc = createGrpcServer({ logger: deps.logger, metrics: deps.metrics, callers: deps.publicKeys });
   grpc.addService(
     v1.TokenService.service,
-    tokenServiceHandlers({ pool: deps.pool, logger: deps.logger, maxLeaseMs: deps.tokenCacheMaxTtlMs ?? 1_000 }),
+    tokenServiceHandlers({ pool: deps.pool, logger: deps.logger, maxLeaseMs: deps.tokenCacheMaxTtlMs ?? 1_000, maxTokensPerTeam: deps.maxTokensPerTeam ?? 100 }),
     TOKEN_SERVICE_CALLERS,
   );
   grpc.addService(v1.AccountService.service, accountServiceHandlers({ pool: deps.pool, sessionLifetime: deps.sessionLifetime }), ACCOUNT_SERVICE_CALLERS);

@@ -1,4 +1,5 @@
 import { baseServiceSchema, databaseSchema, loadConfig, port, publicKeysSchema, z } from '@worklane/config';
+import { teamQuota } from '@worklane/config';
 
 const seconds = (defaultValue: number) => z.coerce.number().int().min(60).max(31_536_000).default(defaultValue);
 
@@ -21,6 +22,7 @@ export const configSchema = z
       .max(5_000)
       .default(1_000)
       .describe('Longest a gateway may cache an authenticated token (the lease granted); revoking a token waits up to this long; 0 grants no leases'),
+    TEAM_MAX_API_TOKENS: teamQuota(100, 'API tokens'),
   })
   .refine((config) => config.SESSION_IDLE_TIMEOUT_SECONDS <= config.SESSION_ABSOLUTE_TIMEOUT_SECONDS, {
     message: 'must not be longer than SESSION_ABSOLUTE_TIMEOUT_SECONDS',

@@ -21,6 +21,7 @@ async function main(): Promise<void> {
     sessionLifetime: { idleSeconds: config.SESSION_IDLE_TIMEOUT_SECONDS, absoluteSeconds: config.SESSION_ABSOLUTE_TIMEOUT_SECONDS },
     isReady: async () => lifecycle.ready && pingDatabase(pool),
     tokenCacheMaxTtlMs: config.TOKEN_CACHE_MAX_TTL_MS,
+    maxTokensPerTeam: config.TEAM_MAX_API_TOKENS,
   });
   const grpcPort = await app.grpc.listen(config.HOST, config.GRPC_PORT);
   const server = await listen(app.ops, config.HTTP_PORT, config.HOST);

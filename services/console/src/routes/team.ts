@@ -106,9 +106,12 @@ export function mountTeamPages(router: Router, deps: ConsoleDeps): void {
     try {
       created = await accounts.createToken(teamId, req.viewer!.userId, name);
     } catch (error) {
-      if (!(error instanceof AccountRequestError && error.code === grpc.status.INVALID_ARGUMENT)) throw error;
+      // A bad name (422), or the team already holds as many tokens as its quota allows (409).
+      const refusal = error instanceof AccountRequestError && (error.code === grpc.status.INVALID_ARGUMENT || error.code === grpc.status.RESOURCE_EXHAUSTED);
+      if (!refusal) throw error;
       const tokens = await accounts.listTokens(teamId);
-      return sendPage(res, 422, tokensPage(pageContext(req, assets, 'tokens'), { tokens, name, errors: { name: [error.message] } }));
+      const status = error.code === grpc.status.RESOURCE_EXHAUSTED ? 409 : 422;
+      return sendPage(res, status, tokensPage(pageContext(req, assets, 'tokens'), { tokens, name, errors: { name: [error.message] } }));
     }
     const tokens = await accounts.listTokens(teamId);
     sendPage(res, 201, tokensPage(pageContext(req, assets, 'tokens'), { tokens, created }));

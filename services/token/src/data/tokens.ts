@@ -1,4 +1,4 @@
-import { timestamp, type Queryable } from '@worklane/db';
+import { claimTeamQuota, timestamp, withTransaction, type Pool, type Queryable } from '@worklane/db';
 
 export interface ApiTokenRecord {
   id: number;
@@ -24,16 +24,26 @@ const TOKEN_COLUMNS = `id, team_id, user_id, name, ${timestamp('created_at')}, $
 
 export class NotAMemberError extends Error {}
 
+/** Stores a new token unless the team holds `maxTokens` already (TeamQuotaExceededError). */
 export async function insertToken(
-  db: Queryable,
+  pool: Pool,
   token: { teamId: number; userId: number; name: string; hash: string },
+  maxTokens: number,
 ): Promise<ApiTokenRecord> {
   try {
-    const { rows } = await db.query<ApiTokenRecord>(
-      `INSERT INTO api_tokens (team_id, user_id, name, token_hash) VALUES ($1, $2, $3, $4) RETURNING ${TOKEN_COLUMNS}`,
-      [token.teamId, token.userId, token.name, token.hash],
-    );
-    return rows[0]!;
+    return await withTransaction(pool, async (client) => {
+      await claimTeamQuota(client, {
+        resource: 'API tokens',
+        teamId: token.teamId,
+        limit: maxTokens,
+        count: async (db) => Number((await db.query<{ n: string }>('SELECT count(*) AS n FROM api_tokens WHERE team_id = $1', [token.teamId])).rows[0]!.n),
+      });
+      const { rows } = await client.query<ApiTokenRecord>(
+        `INSERT INTO api_tokens (team_id, user_id, name, token_hash) VALUES ($1, $2, $3, $4) RETURNING ${TOKEN_COLUMNS}`,
+        [token.teamId, token.userId, token.name, token.hash],
+      );
+      return rows[0]!;
+    });
   } catch (error) {
     // The (team, user) foreign key: the user left the team between the check and the insert.
     if ((error as { code?: string }).code === '23503') throw new NotAMemberError();

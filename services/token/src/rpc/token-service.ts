@@ -1,6 +1,6 @@
 import { RpcError, grpc, type UnaryHandler } from '@worklane/grpc';
 import type { Logger } from '@worklane/observability';
-import type { Pool } from '@worklane/db';
+import { TeamQuotaExceededError, type Pool } from '@worklane/db';
 import type { tokenV1 } from '@worklane/proto';
 import { findMembership, findTeam, findUser } from '../data/accounts';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -30,6 +30,8 @@ export interface TokenServiceDeps {
   logger: Logger;
   /** Longest lease Authenticate grants, in milliseconds; 0 grants none. */
   maxLeaseMs: number;
+  /** API tokens one team may hold; CreateToken answers RESOURCE_EXHAUSTED beyond. */
+  maxTokensPerTeam: number;
 }
 
 type Handlers = {
@@ -39,7 +41,7 @@ type Handlers = {
   RevokeToken: UnaryHandler<tokenV1.RevokeTokenRequest__Output, tokenV1.RevokeTokenResponse>;
 };
 
-export function tokenServiceHandlers({ pool, logger, maxLeaseMs }: TokenServiceDeps): Handlers {
+export function tokenServiceHandlers({ pool, logger, maxLeaseMs, maxTokensPerTeam }: TokenServiceDeps): Handlers {
   // Tokens whose last_used_at write is under way here, so a burst of requests writes it once.
   const touching = new Set<number>();
 
@@ -102,10 +104,12 @@ export function tokenServiceHandlers({ pool, logger, maxLeaseMs }: TokenServiceD
       if (!(await findMembership(pool, team_id, user_id))) throw notMember;
       const value = generateToken();
       try {
-        const token = await insertToken(pool, { teamId: team_id, userId: user_id, name, hash: hashToken(value) });
+        const token = await insertToken(pool, { teamId: team_id, userId: user_id, name, hash: hashToken(value) }, maxTokensPerTeam);
         return { token: toApiToken(token), value };
       } catch (error) {
         if (error instanceof NotAMemberError) throw notMember;
+        // The message names the limit: "The team has reached its limit of 100 API tokens."
+        if (error instanceof TeamQuotaExceededError) throw new RpcError(grpc.status.RESOURCE_EXHAUSTED, error.message);
         throw error;
       }
     },

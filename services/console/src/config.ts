@@ -5,7 +5,7 @@ const serviceUrl = (service: string) => z.url().describe(`Base URL of the ${serv
 export const configSchema = z.object({
   ...baseServiceSchema('console'),
   HTTP_PORT: port(8085).describe('HTTP port of the web console, /healthz, /readyz and /metrics'),
-  SIGNING_PRIVATE_KEY: privateSigningKey().describe("This service's own Ed25519 private key (PEM): signs the caller identities it forwards and its gRPC calls; only this service holds it"),
+  SIGNING_PRIVATE_KEY: privateSigningKey().describe("This service's own Ed25519 private key (PKCS#8 PEM): signs its gRPC calls and, on the gateway and console, the caller identities they forward; no other service holds it"),
   TOKEN_SERVICE_ADDR: grpcAddress().describe('host:port of the token gRPC service (accounts, sessions, API tokens)'),
   PROJECT_SERVICE_URL: serviceUrl('project'),
   WEBHOOK_SERVICE_URL: serviceUrl('webhook'),

@@ -21,7 +21,7 @@ export const configSchema = z.object({
   ISSUE_SERVICE_URL: serviceUrl('issue'),
   DELIVERY_SERVICE_URL: serviceUrl('delivery'),
   CONSOLE_SERVICE_URL: serviceUrl('console (everything outside /api)'),
-  SIGNING_PRIVATE_KEY: privateSigningKey().describe("This service's own Ed25519 private key (PEM): signs the caller identities it forwards and its gRPC calls; only this service holds it"),
+  SIGNING_PRIVATE_KEY: privateSigningKey().describe("This service's own Ed25519 private key (PKCS#8 PEM): signs its gRPC calls and, on the gateway and console, the caller identities they forward; no other service holds it"),
   RATE_LIMIT_PER_SECOND: z.coerce
     .number()
     .min(0)

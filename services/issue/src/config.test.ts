@@ -1,7 +1,11 @@
 import { ConfigError } from '@worklane/config';
+import { signingKeyPair } from '@worklane/testing';
 import { loadIssueConfig } from './config';
 
-const required = { DATABASE_URL: 'postgres://localhost/worklane', NATS_URL: 'nats://127.0.0.1:4222', IDENTITY_SIGNING_KEY: 'k'.repeat(32) };
+const required = { DATABASE_URL: 'postgres://localhost/worklane', NATS_URL: 'nats://127.0.0.1:4222', SIGNING_PRIVATE_KEY: signingKeyPair().privateKey,
+  GATEWAY_PUBLIC_KEY: signingKeyPair().publicKey,
+  CONSOLE_PUBLIC_KEY: signingKeyPair().publicKey,
+};
 
 describe('issue configuration', () => {
   it('defaults to the ports and addresses of docs/architecture.md', () => {

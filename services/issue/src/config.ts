@@ -11,7 +11,7 @@ export const configSchema = z.object({
   ...databaseSchema('issue'),
   ...inputLimitSettings,
   HTTP_PORT: port(8083).describe('HTTP port of the API, /healthz, /readyz and /metrics'),
-  SIGNING_PRIVATE_KEY: privateSigningKey().describe("This service's own Ed25519 private key (PEM): signs its gRPC calls; only this service holds it"),
+  SIGNING_PRIVATE_KEY: privateSigningKey().describe("This service's own Ed25519 private key (PKCS#8 PEM): signs its gRPC calls and, on the gateway and console, the caller identities they forward; no other service holds it"),
   ...publicKeysSchema(IDENTITY_ISSUERS),
   NATS_URL: z.string().min(1).describe('NATS servers (JetStream enabled), comma-separated'),
   PROJECT_GRPC_ADDR: grpcAddress('127.0.0.1:7002').describe('host:port of the project service (ProjectDirectory)'),

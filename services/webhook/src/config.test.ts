@@ -1,9 +1,12 @@
 import { ConfigError } from '@worklane/config';
+import { signingKeyPair } from '@worklane/testing';
 import { loadWebhookConfig } from './config';
 
 const REQUIRED = {
   DATABASE_URL: 'postgres://postgres@127.0.0.1:5432/worklane',
-  IDENTITY_SIGNING_KEY: 'i'.repeat(32),
+  GATEWAY_PUBLIC_KEY: signingKeyPair().publicKey,
+  CONSOLE_PUBLIC_KEY: signingKeyPair().publicKey,
+  DELIVERY_PUBLIC_KEY: signingKeyPair().publicKey,
   WEBHOOK_SECRET_KEY: 'w'.repeat(32),
 };
 

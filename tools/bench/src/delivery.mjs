@@ -7,8 +7,11 @@
 //      for every delivery, the time from the event's commit (its created_at) to its receipt;
 //   2. saturation: stops the delivery service, creates a backlog of issues, starts it again and
 //      measures the sustained deliveries/s while it drains the backlog.
-// Prints p50/p99 latency, deliveries/s and the peak RSS of the issue and delivery services, against
-// the targets: p50 <= 50 ms and p99 <= 250 ms at 200 events/s, >= 1,000 deliveries/s.
+//   3. retention: moves every finished delivery past the retention window and times the delivery
+//      service's retention loop removing them, against the rows written per second at saturation.
+// Prints p50/p99 latency, deliveries/s, delivery-log rows written and removed per second and the
+// peak RSS of the issue and delivery services, against the targets: p50 <= 50 ms and p99 <= 250 ms
+// at 200 events/s, >= 1,000 deliveries/s, rows removed/s >= rows written/s.
 //
 //   BENCH_RATE=200 BENCH_DURATION_S=20 BENCH_WARMUP_S=3 BENCH_BACKLOG=2500 npm run bench:delivery
 //   BENCH_JSON=1 ... also prints the figures as one JSON line at the end.
@@ -20,6 +23,7 @@ import os from 'node:os';
 import { startStack } from '../../dev/src/stack.mjs';
 import { SERVICE_NODE_OPTIONS, cpuSeconds, infrastructurePids, machineCpuSeconds, peakRssMb, totalCpuSeconds } from './process-stats.mjs';
 import { makeCertificate, startReceiver } from './receiver.mjs';
+import { measureRetention } from './retention.mjs';
 import { openLoop, percentile, waitUntil } from './stats.mjs';
 import { useProjectNode } from '../../dev/src/provision/index.mjs';
 import { say, turboBuild } from '../../dev/src/util.mjs';
@@ -171,6 +175,10 @@ try {
   const otherRss = Object.fromEntries(['gateway', 'token', 'project', 'webhook'].map((name) => [name, peakRssMb(system.services[name].pid)]));
   if (system.services.delivery.pid === deliveryPid) say('note: the delivery service pid did not change across the restart');
 
+  // 3. Retention: every finished delivery moved past the window, then removed by the retention loop.
+  say('retention: moving every finished delivery past the retention window and removing them...');
+  const retention = await measureRetention({ databaseUrl: system.serviceEnv.delivery.DATABASE_URL, schema: system.serviceEnv.delivery.DATABASE_SCHEMA, deliveriesPerSecond });
+
   const p50 = percentile(latencies, 50);
   const p99 = percentile(latencies, 99);
   const f = (value, digits = 1) => (Number.isFinite(value) ? value.toFixed(digits) : 'n/a');
@@ -182,6 +190,7 @@ try {
     `latency at ${RATE} issue events/s for ${DURATION_S} s (${measuredEvents} events, ${latencies.length} deliveries), event commit to receipt:`,
     `  p50 ${f(p50)} ms (target <= ${TARGETS.p50Ms} ms: ${pass(p50 <= TARGETS.p50Ms)})   p99 ${f(p99)} ms (target <= ${TARGETS.p99Ms} ms: ${pass(p99 <= TARGETS.p99Ms)})   max ${f(latencies[latencies.length - 1])} ms`,
     `saturation: ${drained.length} queued deliveries drained in ${f(drainSeconds, 2)} s: ${f(deliveriesPerSecond, 0)} deliveries/s (target >= ${TARGETS.deliveriesPerSecond}: ${pass(deliveriesPerSecond >= TARGETS.deliveriesPerSecond)})`,
+    `retention: ${retention.removed.deliveries} deliveries + ${retention.removed.attempts} attempts removed in ${f(retention.seconds, 2)} s (batches of ${retention.batchSize}): ${f(retention.rowsRemovedPerSecond, 0)} rows removed/s; rows written/s at saturation (deliveries + attempts): ${f(retention.rowsWrittenPerSecond, 0)} (removed >= written: ${pass(retention.rowsRemovedPerSecond >= retention.rowsWrittenPerSecond)})`,
     `peak RSS (VmHWM): issue ${f(issueRss)} MB, delivery ${f(deliveryRss)} MB (for comparison: ${Object.entries(otherRss).map(([name, mb]) => `${name} ${f(mb)} MB`).join(', ')})`,
     `CPU per issue event during the latency run: ${Object.entries(cpuPerEventMs).map(([name, ms]) => `${name} ${f(ms, 2)} ms`).join(', ')}`,
     `machine CPU during the latency run: ${f(machineBusy, 2)} of ${cores} cores busy, ${f(Math.max(0, machineOthers) / DURATION_S, 2)} cores of it by processes outside this benchmark`,
@@ -189,7 +198,7 @@ try {
   ];
   process.stdout.write(`${lines.join('\n')}\n`);
   if (process.env.BENCH_JSON === '1') {
-    process.stdout.write(`${JSON.stringify({ rate: RATE, durationSeconds: DURATION_S, p50Ms: p50, p99Ms: p99, deliveriesPerSecond, peakRssMb: { issue: issueRss, delivery: deliveryRss }, failed })}\n`);
+    process.stdout.write(`${JSON.stringify({ rate: RATE, durationSeconds: DURATION_S, p50Ms: p50, p99Ms: p99, deliveriesPerSecond, rowsWrittenPerSecond: retention.rowsWrittenPerSecond, rowsRemovedPerSecond: retention.rowsRemovedPerSecond, peakRssMb: { issue: issueRss, delivery: deliveryRss }, failed })}\n`);
   }
   if (failed > 0) {
     for (const name of ['gateway', 'issue']) {

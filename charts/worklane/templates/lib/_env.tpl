@@ -80,6 +80,23 @@ secretKeyRef and never copied into the ConfigMap.
 {{- $_ := set $data "DELIVERY_DNS_NEGATIVE_TTL_MS" (printf "%d" (int64 $delivery.dnsNegativeTtlMs)) -}}
 {{- $_ := set $data "DELIVERY_DNS_CACHE_SIZE" (printf "%d" (int64 $delivery.dnsCacheSize)) -}}
 {{- end -}}
+{{- /* Page sizes of the API's lists and the per-team quotas. */ -}}
+{{- if has .component (list "project" "webhook" "issue" "delivery") -}}
+{{- if gt (int64 $root.Values.lists.defaultLimit) (int64 $root.Values.lists.maxLimit) -}}
+{{- fail (printf "lists.defaultLimit (%d) must not exceed lists.maxLimit (%d)" (int64 $root.Values.lists.defaultLimit) (int64 $root.Values.lists.maxLimit)) -}}
+{{- end -}}
+{{- $_ := set $data "LIST_DEFAULT_LIMIT" (printf "%d" (int64 $root.Values.lists.defaultLimit)) -}}
+{{- $_ := set $data "LIST_MAX_LIMIT" (printf "%d" (int64 $root.Values.lists.maxLimit)) -}}
+{{- end -}}
+{{- $quotas := $root.Values.teamQuotas -}}
+{{- if eq .component "project" -}}
+{{- $_ := set $data "TEAM_MAX_ORGANIZATIONS" (printf "%d" (int64 $quotas.organizations)) -}}
+{{- $_ := set $data "TEAM_MAX_PROJECTS" (printf "%d" (int64 $quotas.projects)) -}}
+{{- else if eq .component "webhook" -}}
+{{- $_ := set $data "TEAM_MAX_WEBHOOKS" (printf "%d" (int64 $quotas.webhooks)) -}}
+{{- else if eq .component "token" -}}
+{{- $_ := set $data "TEAM_MAX_API_TOKENS" (printf "%d" (int64 $quotas.apiTokens)) -}}
+{{- end -}}
 {{- range $target := $svc.callsHttp | default list -}}
 {{- $port := (index $catalog $target).http -}}
 {{- $_ := set $data (printf "%s_SERVICE_URL" (upper $target)) (printf "http://%s:%v" (include "worklane.componentName" (dict "root" $root "component" $target)) $port) -}}

@@ -2,7 +2,7 @@ import type { PoolClient } from '@worklane/db';
 import { ISSUE_EVENTS_DEAD_LETTER_SUBJECT, JetStreamApiError } from '@worklane/messaging';
 
 /** Why an event can never be published; the label of `worklane_outbox_dead_lettered_total`. */
-export type DeadLetterReason = 'payload_too_large' | 'invalid_event' | 'rejected';
+export type DeadLetterReason = 'payload_too_large' | 'invalid_event';
 
 export interface PermanentFailure {
   reason: DeadLetterReason;

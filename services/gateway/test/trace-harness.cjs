@@ -27,7 +27,11 @@ const { TokenAuthenticator } = service('gateway', 'authenticate.js');
 const { createAgents } = service('gateway', 'proxy.js');
 const { RateLimiter } = service('gateway', 'rate-limit.js');
 
-const key = 'trace-harness-signing-key-0123456789abcdef';
+const { publicKeysOf, signerOf, signingKeyPairs } = require('@worklane/testing');
+
+// Each principal with its own key pair, as in a real system.
+const keys = signingKeyPairs();
+const signer = (name) => signerOf(keys, name);
 const quiet = (name) => createLogger(name, 'silent');
 
 async function main() {
@@ -42,19 +46,21 @@ async function main() {
     pool: tokenPool,
     logger: quiet('token'),
     metrics: createMetrics('token'),
-    signingKey: key,
+    publicKeys: publicKeysOf(keys, ['gateway', 'console', 'issue', 'cli']),
     sessionLifetime: { idleSeconds: 3600, absoluteSeconds: 7200 },
     isReady: () => true,
   });
   const tokenAddr = `127.0.0.1:${await tokenApp.grpc.listen('127.0.0.1', 0)}`;
-  const projectApp = project.createApp({ pool: projectPool, logger: quiet('project'), metrics: createMetrics('project'), identityKey: key, isReady: () => true });
+  const projectApp = project.createApp({ pool: projectPool, logger: quiet('project'), metrics: createMetrics('project'), publicKeys: publicKeysOf(keys, ['gateway', 'console', 'issue', 'cli']), isReady: () => true });
   const projectGrpcAddr = `127.0.0.1:${await projectApp.grpc.listen('127.0.0.1', 0)}`;
   const projectServer = await listen(projectApp.http, 0, '127.0.0.1');
 
   const { TokenService, AccountService } = loadProto('token').worklane.token.v1;
   const { ProjectDirectory } = loadProto('project').worklane.project.v1;
-  const signing = { caller: 'trace-harness', signingKey: key };
-  const tokens = createGrpcClient(TokenService, tokenAddr, { caller: 'gateway', signingKey: key });
+  // The setup calls are the operator CLI's; the gateway only authenticates.
+  const signing = { caller: 'cli', signingKey: signer('cli').key };
+  const tokens = createGrpcClient(TokenService, tokenAddr, { caller: 'gateway', signingKey: signer('gateway').key });
+  const cliTokens = createGrpcClient(TokenService, tokenAddr, signing);
   const accounts = createGrpcClient(AccountService, tokenAddr, signing);
   const directory = createGrpcClient(ProjectDirectory, projectGrpcAddr, signing);
   const call = (client, method, request) => unaryCall((metadata, options, done) => client[method](request, metadata, options, done));
@@ -63,7 +69,7 @@ async function main() {
   const gatewayApp = gateway.createApp({
     logger: quiet('gateway'),
     metrics: createMetrics('gateway'),
-    identityKey: key,
+    identitySigner: signer('gateway'),
     authenticator: new TokenAuthenticator(tokens, 5_000, quiet('gateway')),
     rateLimiter: new RateLimiter(0, 1),
     upstreams: { project: `http://127.0.0.1:${projectServer.address().port}` },
@@ -76,7 +82,7 @@ async function main() {
   const user = await call(accounts, 'CreateUser', { email: `trace-${Date.now()}@example.test`, password: 'trace-password', name: '' });
   const team = await call(accounts, 'CreateTeam', { name: 'Traced', owner_user_id: user.id });
   const organization = await call(directory, 'CreateOrganization', { team_id: team.id, name: 'Traced Org' });
-  const created = await call(tokens, 'CreateToken', { team_id: team.id, user_id: user.id, name: 'trace' });
+  const created = await call(cliTokens, 'CreateToken', { team_id: team.id, user_id: user.id, name: 'trace' });
 
   // Only the API call's spans from here on.
   exporter.reset();
@@ -107,7 +113,7 @@ async function main() {
     `${JSON.stringify({ status, apiPath, ports: { gateway: gatewayServer.address().port, project: projectServer.address().port, token: Number(tokenAddr.split(':')[1]) }, spans })}\n`,
   );
 
-  for (const client of [tokens, accounts, directory]) client.close();
+  for (const client of [tokens, cliTokens, accounts, directory]) client.close();
   agents.destroy();
   gatewayServer.close();
   projectServer.close();

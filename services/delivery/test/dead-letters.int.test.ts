@@ -78,6 +78,9 @@ it('dead-letters an event too large for the bus, shows it in its team\'s deliver
   expect(detail.attempts).toEqual([]);
   expect(detail.payload).toMatchObject({ id: poisonId, event: 'issue.updated', team_id: poisoner.team_id, issue: { id: issue.id }, dead_letter: { reason: 'payload_too_large' } });
   expect(detail.payload.issue.description).toBeUndefined();
+  // There is nothing to redeliver: the event itself was never published.
+  const redelivery = await poisoner.client.post(`/teams/${poisoner.team_id}/deliveries/${entry.id}/redeliver`, {});
+  expect(redelivery.status).toBe(409);
   // The other team's log knows nothing of it.
   const victimHooks = (await victim.client.get(`/teams/${victim.team_id}/webhooks`)).body.data as { id: number }[];
   for (const hook of victimHooks) {

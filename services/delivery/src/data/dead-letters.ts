@@ -19,3 +19,13 @@ export async function recordDeadLettered(pool: Pool, event: EventHeader, notice:
   });
   return rowCount ?? 0;
 }
+
+/** Whether a stored delivery body is a dead-letter notice rather than an event: it was never sent. */
+export function isDeadLetterNotice(body: Buffer): boolean {
+  try {
+    const parsed = JSON.parse(body.toString('utf8')) as Record<string, unknown> | null;
+    return typeof parsed === 'object' && parsed !== null && typeof parsed.dead_letter === 'object' && parsed.dead_letter !== null;
+  } catch {
+    return false;
+  }
+}

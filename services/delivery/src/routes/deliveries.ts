@@ -6,6 +6,7 @@ import { captureTraceContext } from '@worklane/messaging';
 import { DirectoryUnavailableError, type WebhookDirectory, type WebhookTarget } from '../clients/webhooks';
 import { deliveryPageLimits } from '../config';
 import type { DeliveryStore } from '../data/deliveries';
+import { isDeadLetterNotice } from '../data/dead-letters';
 
 export interface DeliveryRouteDeps {
   deliveries: DeliveryStore;
@@ -80,6 +81,7 @@ export function deliveryRoutes(router: Router, deps: DeliveryRouteDeps): void {
       const { teamId } = requireTeam(req);
       const original = await deliveries.findForRedelivery(teamId, deliveryParam(req));
       if (!original) throw notFound();
+      if (isDeadLetterNotice(original.body)) throw new HttpError(409, 'This event was dead-lettered: it was never published, so there is nothing to redeliver.');
       requireActive(
         await lookUpWebhook(webhooks, teamId, original.webhookId),
         () => new HttpError(409, 'The webhook of this delivery no longer exists.'),

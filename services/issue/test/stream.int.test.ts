@@ -12,7 +12,7 @@ import {
   jetstreamManager,
   streamLimitsFrom,
 } from '@worklane/messaging';
-import { api, bootstrapTeam, startNatsServer, startSystem, type NatsServer, type System } from '@worklane/testing';
+import { api, bootstrapTeam, freePorts, startNatsServer, startSystem, type NatsServer, type System } from '@worklane/testing';
 import { RetentionPolicy } from '@nats-io/jetstream';
 
 const GIB = 1024 ** 3;
@@ -58,6 +58,49 @@ describe('declaring the stream', () => {
     const info = await ensureIssueEventsStream(jsm);
     expect(info.config).toMatchObject({ retention: RetentionPolicy.Interest, discard: DiscardPolicy.New, max_bytes: GIB });
     expect(info.config.subjects).toEqual(expect.arrayContaining(['issues.created', 'issues.updated', ISSUE_EVENTS_DEAD_LETTER_SUBJECT]));
+  });
+});
+
+describe('a stream on a three-server NATS cluster', () => {
+  let servers: NatsServer[] = [];
+  let connection: NatsConnection;
+  beforeAll(async () => {
+    const routePorts = await freePorts(3);
+    const routes = routePorts.map((port) => `nats://127.0.0.1:${port}`).join(',');
+    servers = await Promise.all(
+      routePorts.map((port, index) =>
+        startNatsServer({ args: ['--server_name', `wl-${index}`, '--cluster_name', 'wl-test', '--cluster', `nats://127.0.0.1:${port}`, '--routes', routes] }),
+      ),
+    );
+    connection = await connect({ servers: servers.map((server) => server.url) });
+  }, 60_000);
+  afterAll(async () => {
+    await connection?.close();
+    await Promise.all(servers.map((server) => server.stop()));
+  });
+
+  it('never lowers the replicas of an existing stream, and logs that it kept them', async () => {
+    let jsm!: Awaited<ReturnType<typeof jetstreamManager>>;
+    const three = streamLimitsFrom({ ISSUE_EVENTS_REPLICAS: 3, ISSUE_EVENTS_MAX_BYTES: GIB, ISSUE_EVENTS_MAX_MSGS: 10_000, ISSUE_EVENTS_MAX_AGE_HOURS: 24, ISSUE_EVENTS_DISCARD: 'new' });
+    // The cluster elects its JetStream leader after the servers are up: declare once it answers.
+    for (let attempt = 0; ; attempt += 1) {
+      try {
+        jsm = await jetstreamManager(connection, { timeout: 2_000 });
+        await ensureIssueEventsStream(jsm, { limits: three });
+        break;
+      } catch (error) {
+        if (attempt > 100) throw error;
+        await new Promise((resolve) => setTimeout(resolve, 200));
+      }
+    }
+    expect((await jsm.streams.info(ISSUE_EVENTS_STREAM)).config.num_replicas).toBe(3);
+
+    const warnings: { kept: { limit: string; existing: unknown; configured: unknown }[] }[] = [];
+    const logger = { warn: (fields: unknown) => warnings.push(fields as (typeof warnings)[number]), info: () => {} };
+    const info = await ensureIssueEventsStream(jsm, { limits: { ...three, num_replicas: 1 }, logger });
+    expect(info.config.num_replicas).toBe(3);
+    expect((await jsm.streams.info(ISSUE_EVENTS_STREAM)).config.num_replicas).toBe(3);
+    expect(warnings.flatMap((warning) => warning.kept)).toEqual([{ limit: 'num_replicas', existing: 3, configured: 1 }]);
   });
 });
 

@@ -135,15 +135,30 @@ function created(response, what) {
   return response.body;
 }
 
-/** Where a service's Prometheus metrics are served. */
-const metricsUrl = (handle) => handle.metricsUrl ?? (handle.env.METRICS_PORT ? `http://127.0.0.1:${handle.env.METRICS_PORT}/metrics` : `${handle.url}/metrics`);
+/**
+ * Where a service's Prometheus metrics are served: a port of their own when its environment names
+ * one (METRICS_PORT and the like), else its HTTP port. The first that answers is kept.
+ */
+const metricsUrls = new Map();
+async function fetchMetrics(handle) {
+  const known = metricsUrls.get(handle);
+  if (known) return (await fetch(known, { signal: AbortSignal.timeout(2_000) })).text();
+  const ports = Object.entries(handle.env).filter(([name]) => /^(METRICS|OPS|ADMIN|MANAGEMENT)(_HTTP)?_PORT$/.test(name)).map(([, port]) => port);
+  for (const url of [...ports.map((port) => `http://127.0.0.1:${port}/metrics`), `${handle.url}/metrics`]) {
+    const response = await fetch(url, { signal: AbortSignal.timeout(2_000) }).catch(() => undefined);
+    if (response?.status !== 200) continue;
+    metricsUrls.set(handle, url);
+    return response.text();
+  }
+  throw new Error(`no metrics from ${handle.name}`);
+}
 
 /**
  * The queue-like gauges a service exports, by series: its own worklane_* gauges (not the process
  * defaults, nor settings such as limits and replicas) and the event loop's p99 lag.
  */
 async function readGauges(handle) {
-  const text = await (await fetch(metricsUrl(handle), { signal: AbortSignal.timeout(2_000) })).text();
+  const text = await fetchMetrics(handle);
   const gauges = new Set();
   const values = {};
   for (const line of text.split('\n')) {

@@ -7,6 +7,7 @@ import {
   RetentionPolicy,
   StorageType,
   type ConsumerConfig,
+  type ConsumerInfo,
   type JetStreamManager,
   type StreamConfig,
   type StreamInfo,
@@ -160,8 +161,9 @@ const pickLimits = (config: Partial<StreamConfig>) => ({
 /** Declares the delivery service's durable pull consumer (after the stream). Safe to race. */
 export async function ensureDeliveryConsumer(jsm: JetStreamManager, options: DeliveryConsumerOptions = {}): Promise<void> {
   const config = deliveryConsumerConfig(options);
+  let existing: ConsumerInfo | undefined;
   try {
-    await jsm.consumers.info(ISSUE_EVENTS_STREAM, config.durable_name);
+    existing = await jsm.consumers.info(ISSUE_EVENTS_STREAM, config.durable_name);
   } catch (error) {
     if (!isApiError(error, JetStreamApiCodes.ConsumerNotFound)) throw error;
     try {
@@ -171,7 +173,14 @@ export async function ensureDeliveryConsumer(jsm: JetStreamManager, options: Del
       if (!(addError instanceof JetStreamApiError)) throw addError;
     }
   }
-  if (options.createOnly) return;
   const { durable_name, deliver_policy: _fixedAtCreation, ...updatable } = config;
+  if (options.createOnly) {
+    // A consumer of an older release lacks a subject (dead-letter notices): with interest
+    // retention, a message no consumer filters in is not kept, so add the subjects at once.
+    const filters = existing?.config.filter_subjects ?? (existing?.config.filter_subject ? [existing.config.filter_subject] : undefined);
+    const missing = filters !== undefined && (config.filter_subjects ?? []).some((subject) => !filters.includes(subject));
+    if (existing && missing) await jsm.consumers.update(ISSUE_EVENTS_STREAM, durable_name, { filter_subject: undefined, filter_subjects: config.filter_subjects });
+    return;
+  }
   await jsm.consumers.update(ISSUE_EVENTS_STREAM, durable_name, updatable);
 }

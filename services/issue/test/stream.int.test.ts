@@ -13,7 +13,7 @@ import {
   streamLimitsFrom,
 } from '@worklane/messaging';
 import { api, bootstrapTeam, freePorts, startNatsServer, startSystem, type NatsServer, type System } from '@worklane/testing';
-import { RetentionPolicy } from '@nats-io/jetstream';
+import { AckPolicy, RetentionPolicy } from '@nats-io/jetstream';
 
 const GIB = 1024 ** 3;
 
@@ -55,9 +55,15 @@ describe('declaring the stream', () => {
     const jsm = await jetstreamManager(connection);
     await jsm.streams.delete(ISSUE_EVENTS_STREAM);
     await jsm.streams.add({ name: ISSUE_EVENTS_STREAM, subjects: ['issues.created', 'issues.updated'], retention: RetentionPolicy.Limits, discard: DiscardPolicy.Old, max_bytes: GIB, num_replicas: 1 });
+    await jsm.consumers.add(ISSUE_EVENTS_STREAM, { durable_name: DELIVERY_CONSUMER, ack_policy: AckPolicy.Explicit, filter_subjects: ['issues.created', 'issues.updated'], ack_wait: 7_000_000_000 });
     const info = await ensureIssueEventsStream(jsm);
     expect(info.config).toMatchObject({ retention: RetentionPolicy.Interest, discard: DiscardPolicy.New, max_bytes: GIB });
     expect(info.config.subjects).toEqual(expect.arrayContaining(['issues.created', 'issues.updated', ISSUE_EVENTS_DEAD_LETTER_SUBJECT]));
+    // The consumer takes the notices too (a stream with interest retention keeps nothing nobody filters
+    // in), and keeps the rest of what the delivery service set.
+    const consumer = await jsm.consumers.info(ISSUE_EVENTS_STREAM, DELIVERY_CONSUMER);
+    expect(consumer.config.filter_subjects).toEqual(expect.arrayContaining(['issues.created', 'issues.updated', ISSUE_EVENTS_DEAD_LETTER_SUBJECT]));
+    expect(consumer.config.ack_wait).toBe(7_000_000_000);
   });
 });
 

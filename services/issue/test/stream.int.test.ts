@@ -1,7 +1,9 @@
 // The ISSUE_EVENTS stream: its limits come from configuration, an existing stream is never weakened,
 // and a full stream refuses publishes so that the relay backs off with the events kept in the
 // outbox: nothing undelivered is dropped.
+import { randomUUID } from 'node:crypto';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
+import { createPool } from '@worklane/db';
 import {
   DELIVERY_CONSUMER,
   DiscardPolicy,
@@ -189,6 +191,58 @@ describe('a full stream', () => {
     for (let waited = 0; (await metric('worklane_outbox_backlog')) !== 0; waited += 100) {
       if (waited > 10_000) throw new Error('the outbox backlog did not drain');
       await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  });
+
+  it('never publishes a later event of an issue while another relay holds an earlier one, and goes on with other issues', async () => {
+    const issueEnv = system.serviceEnv.issue;
+    const pool = createPool({ url: issueEnv.DATABASE_URL as string, schema: issueEnv.DATABASE_SCHEMA as string, max: 2, applicationName: 'order-test' });
+    try {
+      const event = (issueId: number, title: string) =>
+        JSON.stringify({ id: randomUUID(), event: 'issue.updated', created_at: new Date().toISOString(), team_id: 1, issue: { id: issueId, title } });
+      const insert = async (payload: string, ageMs: number, heldForMs = 0) => {
+        const id = JSON.parse(payload).id as string;
+        await pool.query(
+          `INSERT INTO outbox (id, subject, payload, created_at, claimed_until)
+           VALUES ($1, 'issues.updated', $2, now() - make_interval(secs => $3), CASE WHEN $4 > 0 THEN now() + make_interval(secs => $4) END)`,
+          [id, payload, ageMs / 1000, heldForMs / 1000],
+        );
+        return id;
+      };
+      const published = async (id: string) => (await pool.query(`SELECT published_at IS NOT NULL AS done FROM outbox WHERE id = $1`, [id])).rows[0]?.done === true;
+      const until = async (what: string, done: () => Promise<boolean>) => {
+        for (let waited = 0; !(await done()); waited += 100) {
+          if (waited > 15_000) throw new Error(`timed out waiting for ${what}`);
+          await new Promise((resolve) => setTimeout(resolve, 100));
+        }
+      };
+
+      // Another relay holds the first event of issue 900001 (its lease runs for a minute).
+      const first = await insert(event(900_001, 'first'), 3_000, 60_000);
+      const second = await insert(event(900_001, 'second'), 2_000);
+      const other = await insert(event(900_002, 'other issue'), 1_000);
+      await pool.query(`SELECT pg_notify('issue_outbox', '')`);
+      await until('the other issue\'s event', () => published(other));
+      expect(await published(second)).toBe(false);
+
+      // The other relay gives the event back (it died, or its publish failed): both go out, in order.
+      await pool.query(`UPDATE outbox SET claimed_until = NULL WHERE id = $1`, [first]);
+      await pool.query(`SELECT pg_notify('issue_outbox', '')`);
+      await until('both events of the issue', async () => (await published(first)) && (await published(second)));
+
+      const consumer = await jetstream(connection).consumers.get(ISSUE_EVENTS_STREAM, DELIVERY_CONSUMER);
+      const titles: string[] = [];
+      for (let attempt = 0; titles.length < 2 && attempt < 20; attempt += 1) {
+        const batch = await consumer.fetch({ max_messages: 10, expires: 1_000 });
+        for await (const message of batch) {
+          const payload = message.json<{ issue: { id: number; title: string } }>();
+          if (payload.issue.id === 900_001) titles.push(payload.issue.title);
+          message.ack();
+        }
+      }
+      expect(titles).toEqual(['first', 'second']);
+    } finally {
+      await pool.end();
     }
   });
 });

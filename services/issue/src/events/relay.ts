@@ -10,6 +10,8 @@ interface OutboxRow {
   payload: string;
   trace_context: Record<string, string> | null;
   created_at: Date;
+  /** The issue of the event (set from the payload as the row is written). */
+  order_key: string | null;
 }
 
 /**
@@ -17,6 +19,9 @@ interface OutboxRow {
  * out within seconds), and the longest a relay that dies mid-publish delays them.
  */
 const CLAIM_SECONDS = 15;
+
+/** How many batches deep a claim looks for the earlier events of the issues it takes. */
+const HEAD_FACTOR = 4;
 
 export interface OutboxRelayOptions {
   pool: Pool;
@@ -99,7 +104,8 @@ export class OutboxRelay {
    * FOR UPDATE SKIP LOCKED, so relays of other replicas take other rows meanwhile.
    *
    * The events of one issue are published one after the other, in commit order; different issues
-   * go out side by side. When an event of an issue fails for a transient reason (NATS down, stream
+   * go out side by side. Across replicas, a claim skips every issue of which another relay holds an
+   * earlier event (see the claim below). When an event of an issue fails for a transient reason (NATS down, stream
    * full), the later events of that issue wait with it for the next pass, so none overtakes it. An
    * event that can never be published (too large, malformed, refused by JetStream for what it is)
    * is moved to `outbox_dead_letters` and replaced, at its place in the order, by a small
@@ -107,17 +113,32 @@ export class OutboxRelay {
    */
   async publishBatch(): Promise<number> {
     const { pool, batchSize, logger } = this.options;
+    // The head of the queue (HEAD_FACTOR batches, oldest first) holds, for every issue in it, all of
+    // that issue's earlier unpublished events. Rows of the head that this claim cannot take (another
+    // relay holds or is taking them) make their issue busy, and none of its rows is taken now.
     const { rows } = await pool.query<OutboxRow>({
-      name: 'outbox-claim',
-      text: `UPDATE outbox SET claimed_until = now() + make_interval(secs => $2)
-       WHERE id IN (
-         SELECT id FROM outbox
-         WHERE published_at IS NULL AND (claimed_until IS NULL OR claimed_until < now())
+      name: 'outbox-claim-ordered',
+      text: `WITH head AS (
+         SELECT id, order_key FROM outbox
+         WHERE published_at IS NULL
          ORDER BY created_at
+         LIMIT $1 * ${HEAD_FACTOR}
+       ), lockable AS (
+         SELECT o.id, o.order_key FROM outbox AS o JOIN head USING (id)
+         WHERE o.published_at IS NULL AND (o.claimed_until IS NULL OR o.claimed_until < now())
+         ORDER BY o.created_at
+         FOR UPDATE OF o SKIP LOCKED
+       ), busy AS (
+         SELECT DISTINCT order_key FROM head
+         WHERE order_key IS NOT NULL AND id NOT IN (SELECT id FROM lockable)
+       ), chosen AS (
+         SELECT id FROM lockable
+         WHERE order_key IS NULL OR order_key NOT IN (SELECT order_key FROM busy)
          LIMIT $1
-         FOR UPDATE SKIP LOCKED
        )
-       RETURNING id, subject, payload, trace_context, created_at`,
+       UPDATE outbox SET claimed_until = now() + make_interval(secs => $2)
+       WHERE id IN (SELECT id FROM chosen)
+       RETURNING id, subject, payload, trace_context, created_at, order_key`,
       values: [batchSize, CLAIM_SECONDS],
     });
     if (rows.length === 0) return 0;
@@ -305,6 +326,6 @@ export class OutboxRelay {
  * carries its issue). A payload that names no issue is ordered on its own.
  */
 function orderKey(row: OutboxRow): string {
-  const issueId = /"issue":\{"id":(\d+)/.exec(row.payload)?.[1] ?? readEvent(row.payload)?.issue.id;
+  const issueId = row.order_key ?? /"issue":\{"id":(\d+)/.exec(row.payload)?.[1] ?? readEvent(row.payload)?.issue.id;
   return issueId === undefined ? `row:${row.id}` : `issue:${issueId}`;
 }

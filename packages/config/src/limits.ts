@@ -13,6 +13,13 @@ export const pagingSettings = {
     .default(50)
     .describe('Rows in a page of a list when the request gives no `limit` (capped at LIST_MAX_LIMIT)'),
   LIST_MAX_LIMIT: z.coerce.number().int().min(1).max(1_000).default(200).describe('Largest `limit` a list request may ask for; a larger one is refused with 422'),
+  LIST_MAX_PAGE_BYTES: z.coerce
+    .number()
+    .int()
+    .min(65_536)
+    .max(16_777_216)
+    .default(1_048_576)
+    .describe('Largest JSON of the rows of one page, in bytes: a page of large rows stops early (never below one row) and its next_cursor goes on from there'),
 };
 
 /** A per-team quota: how many of `what` one team may hold; one more is refused. */

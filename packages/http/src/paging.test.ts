@@ -101,3 +101,23 @@ describe('lists paged on request', () => {
     expect(fromCursor.body.data).toEqual([{ id: 7 }, { id: 5 }]);
   });
 });
+
+describe('the byte budget of a page', () => {
+  it('stops before the row that would pass it, keeps at least one row, and the cursor goes on from the last row served', async () => {
+    const big = [{ id: 4, text: 'a'.repeat(40) }, { id: 3, text: 'b'.repeat(40) }, { id: 2, text: 'c'.repeat(200) }, { id: 1, text: 'd' }];
+    const server = express();
+    server.get('/list', (req, res) => {
+      const page = readPage(req, THINGS, { defaultLimit: 4, maxLimit: 4, maxBytes: 120 }, 'always')!;
+      const rows = big.filter((row) => page.after === undefined || row.id < page.after).slice(0, rowsToFetch(page));
+      sendPage(req, res, THINGS, page, rows, (row) => row.id);
+    });
+    const first = await request(server).get('/list');
+    expect(first.headers['content-type']).toMatch(/^application\/json/);
+    expect(first.body.data.map((row: { id: number }) => row.id)).toEqual([4, 3]);
+    expect(first.body.next_cursor).toBe(encodeCursor(THINGS, 3));
+    const second = await request(server).get(`/list?cursor=${first.body.next_cursor}`);
+    expect(second.body.data.map((row: { id: number }) => row.id)).toEqual([2]);
+    const third = await request(server).get(`/list?cursor=${second.body.next_cursor}`);
+    expect(third.body).toEqual({ data: [{ id: 1, text: 'd' }], next_cursor: null });
+  });
+});

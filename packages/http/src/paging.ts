@@ -17,12 +17,18 @@ import { validationFailed } from './errors';
 export interface PageLimits {
   defaultLimit: number;
   maxLimit: number;
+  /**
+   * Largest JSON of a page's rows in bytes (LIST_MAX_PAGE_BYTES): a page of large rows stops
+   * early, never below one row, and its next cursor goes on after its last row. Unbounded when unset.
+   */
+  maxBytes?: number | undefined;
 }
 
 /** The page limits a service's parsed configuration sets (@worklane/config's pagingSettings). */
-export const pageLimits = (config: { LIST_DEFAULT_LIMIT: number; LIST_MAX_LIMIT: number }): PageLimits => ({
+export const pageLimits = (config: { LIST_DEFAULT_LIMIT: number; LIST_MAX_LIMIT: number; LIST_MAX_PAGE_BYTES?: number }): PageLimits => ({
   defaultLimit: Math.min(config.LIST_DEFAULT_LIMIT, config.LIST_MAX_LIMIT),
   maxLimit: config.LIST_MAX_LIMIT,
+  maxBytes: config.LIST_MAX_PAGE_BYTES,
 });
 
 /** A list's name (so a cursor of one list is refused by another) and the shape of its sort key. */
@@ -38,6 +44,8 @@ export const byId = (name: string): ListKind<number> => ({ name, key: z.number()
 export interface PageRequest<Key> {
   limit: number;
   after: Key | undefined;
+  /** See PageLimits.maxBytes. */
+  maxBytes?: number | undefined;
 }
 
 /** Longest cursor accepted; the ones Worklane writes are far shorter. */
@@ -98,7 +106,7 @@ export function readPage<Key>(req: Request, kind: ListKind<Key>, limits: PageLim
   const cursorText = single(req, 'cursor');
   if (paged === 'on-request' && limitText === undefined && cursorText === undefined) return undefined;
   const limit = readLimit(limitText, limits);
-  return { limit, after: cursorText === undefined ? undefined : decodeCursor(kind, cursorText) };
+  return { limit, after: cursorText === undefined ? undefined : decodeCursor(kind, cursorText), maxBytes: limits.maxBytes };
 }
 
 /** Rows to fetch for a page: one more than it holds, to know whether another page follows. */
@@ -118,9 +126,11 @@ export function nextPageLink(req: Request, cursor: string, limit: number): strin
 }
 
 /**
- * Answers a page: `{"data": [...], "next_cursor": ...}` (plus `extra` fields) and, when another
- * page follows, the `Link` header to it. `rows` are what the query returned for
- * `rowsToFetch(page)`; `keyOf` gives a row's sort key.
+ * Answers a page: `{"data": [...], "next_cursor": ...}` and, when another page follows, the
+ * `Link` header to it. `rows` are what the query returned for `rowsToFetch(page)`; `keyOf` gives a
+ * row's sort key. Rows are serialised one by one and the page stops before the one that would
+ * take it past `page.maxBytes` (the first row always goes), so large rows cannot make one answer
+ * huge: the client follows next_cursor as for any page.
  */
 export function sendPage<Row, Key>(
   req: Request,
@@ -130,9 +140,17 @@ export function sendPage<Row, Key>(
   rows: Row[],
   keyOf: (row: Row) => Key,
 ): void {
-  const more = rows.length > page.limit;
-  const data = more ? rows.slice(0, page.limit) : rows;
-  const next = more ? encodeCursor(kind, keyOf(data[data.length - 1]!)) : null;
+  const budget = page.maxBytes ?? Number.POSITIVE_INFINITY;
+  const parts: string[] = [];
+  let bytes = 0;
+  for (const row of rows.slice(0, page.limit)) {
+    const json = JSON.stringify(row);
+    const size = Buffer.byteLength(json) + 1;
+    if (parts.length > 0 && bytes + size > budget) break;
+    parts.push(json);
+    bytes += size;
+  }
+  const next = rows.length > parts.length ? encodeCursor(kind, keyOf(rows[parts.length - 1]!)) : null;
   if (next !== null) res.append('Link', `<${nextPageLink(req, next, page.limit)}>; rel="next"`);
-  res.json({ data, next_cursor: next });
+  res.type('application/json').send(`{"data":[${parts.join(',')}],"next_cursor":${JSON.stringify(next)}}`);
 }

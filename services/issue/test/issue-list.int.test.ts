@@ -4,6 +4,8 @@ import { api, bootstrapTeam, startNatsServer, startSystem, type ApiClient, type 
 
 const DEFAULT_LIMIT = 3;
 const MAX_LIMIT = 4;
+// The smallest page budget there is: three issues with 20,000-character descriptions fit, four do not.
+const MAX_PAGE_BYTES = 65_536;
 
 let nats: NatsServer;
 let system: System;
@@ -15,7 +17,7 @@ beforeAll(async () => {
   system = await startSystem({
     services: ['token', 'project', 'issue', 'gateway'],
     env: { NATS_URL: nats.url, LOG_LEVEL: 'warn' },
-    serviceEnv: { issue: { LIST_DEFAULT_LIMIT: DEFAULT_LIMIT, LIST_MAX_LIMIT: MAX_LIMIT } },
+    serviceEnv: { issue: { LIST_DEFAULT_LIMIT: DEFAULT_LIMIT, LIST_MAX_LIMIT: MAX_LIMIT, LIST_MAX_PAGE_BYTES: MAX_PAGE_BYTES } },
   });
   team = await bootstrapTeam(system);
   client = api(system, team.token);
@@ -85,4 +87,24 @@ it('refuses a limit outside 1..max and a malformed or foreign cursor with 422, n
     expect(response.status).toBe(422);
     expect(Object.keys(response.body.errors)).toEqual(['cursor']);
   }
+});
+
+it('stops a page of large issues at the byte budget, never below one issue, and goes on from there', async () => {
+  const path = await newProject('Large');
+  const ids: number[] = [];
+  for (let i = 0; i < 5; i++) ids.push((await client.post(path, { title: `Large ${i}`, description: 'd'.repeat(20_000) })).body.id);
+  const huge = (await client.post(path, { title: 'Huge', description: 'x'.repeat(32_768) })).body.id;
+  const sizes: number[] = [];
+  const seen: number[] = [];
+  let response = await client.get(path, { query: { limit: MAX_LIMIT } });
+  for (;;) {
+    expect(response.status).toBe(200);
+    expect(Buffer.byteLength(response.text)).toBeLessThan(MAX_PAGE_BYTES + 1_000);
+    sizes.push(response.body.data.length);
+    seen.push(...response.body.data.map((issue: { id: number }) => issue.id));
+    if (response.body.next_cursor === null) break;
+    response = await client.get(`${system.gatewayUrl}${nextLink(response.headers)}`);
+  }
+  expect(seen).toEqual([huge, ...[...ids].reverse()]);
+  expect(sizes).toEqual([2, 3, 1]);
 });

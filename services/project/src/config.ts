@@ -21,11 +21,15 @@ export type Config = z.infer<typeof configSchema>;
 export const loadProjectConfig = (env?: Record<string, string | undefined>) => loadConfig(configSchema, env);
 
 /** The list and quota limits of a parsed configuration; missing settings take their defaults. */
-export function projectLimits(config: Partial<Pick<Config, 'LIST_DEFAULT_LIMIT' | 'LIST_MAX_LIMIT' | 'TEAM_MAX_ORGANIZATIONS' | 'TEAM_MAX_PROJECTS'>> = {}) {
+export function projectLimits(config: Partial<Pick<Config, 'LIST_DEFAULT_LIMIT' | 'LIST_MAX_LIMIT' | 'LIST_MAX_PAGE_BYTES' | 'TEAM_MAX_ORGANIZATIONS' | 'TEAM_MAX_PROJECTS'>> = {}) {
   const { shape } = configSchema;
   const maxLimit = shape.LIST_MAX_LIMIT.parse(config.LIST_MAX_LIMIT);
   return {
-    pageLimits: { defaultLimit: Math.min(shape.LIST_DEFAULT_LIMIT.parse(config.LIST_DEFAULT_LIMIT), maxLimit), maxLimit },
+    pageLimits: {
+      defaultLimit: Math.min(shape.LIST_DEFAULT_LIMIT.parse(config.LIST_DEFAULT_LIMIT), maxLimit),
+      maxLimit,
+      maxBytes: shape.LIST_MAX_PAGE_BYTES.parse(config.LIST_MAX_PAGE_BYTES),
+    },
     maxOrganizations: shape.TEAM_MAX_ORGANIZATIONS.parse(config.TEAM_MAX_ORGANIZATIONS),
     maxProjects: shape.TEAM_MAX_PROJECTS.parse(config.TEAM_MAX_PROJECTS),
   };

@@ -28,11 +28,15 @@ export type Config = z.infer<typeof configSchema>;
 export const loadWebhookConfig = (env?: Record<string, string | undefined>) => loadConfig(configSchema, env);
 
 /** The list and quota limits of a parsed configuration; missing settings take their defaults. */
-export function webhookLimits(config: Partial<Pick<Config, 'LIST_DEFAULT_LIMIT' | 'LIST_MAX_LIMIT' | 'TEAM_MAX_WEBHOOKS'>> = {}) {
+export function webhookLimits(config: Partial<Pick<Config, 'LIST_DEFAULT_LIMIT' | 'LIST_MAX_LIMIT' | 'LIST_MAX_PAGE_BYTES' | 'TEAM_MAX_WEBHOOKS'>> = {}) {
   const { shape } = configSchema;
   const maxLimit = shape.LIST_MAX_LIMIT.parse(config.LIST_MAX_LIMIT);
   return {
-    pageLimits: { defaultLimit: Math.min(shape.LIST_DEFAULT_LIMIT.parse(config.LIST_DEFAULT_LIMIT), maxLimit), maxLimit },
+    pageLimits: {
+      defaultLimit: Math.min(shape.LIST_DEFAULT_LIMIT.parse(config.LIST_DEFAULT_LIMIT), maxLimit),
+      maxLimit,
+      maxBytes: shape.LIST_MAX_PAGE_BYTES.parse(config.LIST_MAX_PAGE_BYTES),
+    },
     maxWebhooks: shape.TEAM_MAX_WEBHOOKS.parse(config.TEAM_MAX_WEBHOOKS),
   };
 }

@@ -87,6 +87,7 @@ secretKeyRef and never copied into the ConfigMap.
 {{- end -}}
 {{- $_ := set $data "LIST_DEFAULT_LIMIT" (printf "%d" (int64 $root.Values.lists.defaultLimit)) -}}
 {{- $_ := set $data "LIST_MAX_LIMIT" (printf "%d" (int64 $root.Values.lists.maxLimit)) -}}
+{{- $_ := set $data "LIST_MAX_PAGE_BYTES" (printf "%d" (int64 $root.Values.lists.maxPageBytes)) -}}
 {{- $_ := set $data "HTTP_MAX_FIELD_ERRORS" (printf "%d" (int64 $root.Values.apiInput.maxFieldErrors)) -}}
 {{- $_ := set $data "HTTP_MAX_QUERY_VALUE_LENGTH" (printf "%d" (int64 $root.Values.apiInput.maxQueryValueLength)) -}}
 {{- end -}}

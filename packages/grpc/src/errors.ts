@@ -25,4 +25,8 @@ export class RpcError extends Error {
   static alreadyExists(message: string) {
     return new RpcError(status.ALREADY_EXISTS, message);
   }
+
+  static resourceExhausted(message: string) {
+    return new RpcError(status.RESOURCE_EXHAUSTED, message);
+  }
 }

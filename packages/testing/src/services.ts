@@ -116,6 +116,9 @@ export function ownEnv(name: ServiceName, { ports, bindHost = '127.0.0.1' }: { p
   const own: Env = { HOST: bindHost, HTTP_PORT: String(ports[name].http), OTEL_SERVICE_NAME: name };
   if (info.grpcPort !== null) own.GRPC_PORT = String(ports[name].grpc);
   if (info.schema !== null) own.DATABASE_SCHEMA = info.schema;
+  // The console is reached through the gateway, which appends the client's address to
+  // X-Forwarded-For: trust that one hop, and nothing a client wrote before it.
+  if (name === 'console') own.CONSOLE_TRUST_PROXY = '1';
   return own;
 }
 

@@ -9,7 +9,7 @@ import type { ServiceApi } from './clients/services';
 import { CSRF_FIELD, csrfMatches } from './csrf';
 import { formExpired, pageContext, PageError, pageNotFound, sendPage } from './context';
 import { ServiceUnavailableError } from './errors';
-import { AttemptLimiter, LoginThrottle } from './rate-limit';
+import { AttemptLimiter, type SignInLimits } from './rate-limit';
 import { cookieOptions, mountAuth, SESSION_COOKIE, setSessionCookie } from './routes/auth';
 import { mountTeamPages } from './routes/team';
 import { noStore, parseCookies, securityHeaders } from './security';
@@ -27,15 +27,18 @@ export interface ConsoleOptions {
   signupEnabled: boolean;
   /** Secure cookies even over plain HTTP (a TLS-terminating proxy that does not say so). */
   secureCookies: boolean;
-  /** express 'trust proxy': which proxies may name the client address and protocol. */
-  trustProxy: string;
-  login: { windowMs: number; maxPerEmail: number; maxPerIp: number };
+  /**
+   * express 'trust proxy': which proxies may name the client address and protocol (false: none,
+   * the socket's peer is the client; a number: that many hops; addresses or subnets).
+   */
+  trustProxy: boolean | number | string | string[];
+  /** Sign-in limits, enforced by the token service for every replica at once. */
+  login: SignInLimits;
 }
 
 /** What the routes share: the options plus the throttles, counters and asset paths. */
 export interface ConsoleDeps extends ConsoleOptions {
   assets: Assets;
-  throttle: LoginThrottle;
   signups: AttemptLimiter;
   loginAttempts: promClient.Counter<'outcome'>;
 }
@@ -146,7 +149,6 @@ export function createApp(options: ConsoleOptions): Express {
   const deps: ConsoleDeps = {
     ...options,
     assets: fingerprintAssets(),
-    throttle: new LoginThrottle(options.login),
     signups: new AttemptLimiter({ max: 10, windowMs: 60 * 60 * 1000 }),
     loginAttempts: new promClient.Counter({
       name: 'worklane_console_login_attempts_total',

@@ -15,11 +15,29 @@ export const configSchema = z.object({
   CONSOLE_SECURE_COOKIES: flag(false).describe('Mark the session cookie Secure even when the request did not arrive over HTTPS'),
   CONSOLE_TRUST_PROXY: z
     .string()
-    .default('loopback, linklocal, uniquelocal')
-    .describe("Proxies (express 'trust proxy' addresses) whose X-Forwarded-For/-Proto name the client; the gateway must be one"),
-  CONSOLE_LOGIN_WINDOW_SECONDS: z.coerce.number().int().positive().default(900).describe('Window over which failed sign-in attempts are counted'),
-  CONSOLE_LOGIN_MAX_PER_EMAIL: z.coerce.number().int().positive().default(5).describe('Failed sign-ins allowed per email address within the window'),
-  CONSOLE_LOGIN_MAX_PER_IP: z.coerce.number().int().positive().default(20).describe('Failed sign-ins allowed per client address within the window'),
+    .default('')
+    .transform((value): false | number | string[] => {
+      const trimmed = value.trim();
+      if (trimmed === '' || trimmed === 'false') return false;
+      if (/^\d+$/.test(trimmed)) return Number(trimmed);
+      return trimmed.split(',').map((entry) => entry.trim()).filter(Boolean);
+    })
+    .describe(
+      "Proxies whose X-Forwarded-For/-Proto name the client (express 'trust proxy'): empty trusts none and takes the client address from the socket; a number trusts that many hops (1: the gateway, which appends the address it saw; 2: the gateway behind an ingress); or addresses and subnets, comma-separated",
+    ),
+  CONSOLE_LOGIN_WINDOW_SECONDS: z.coerce.number().int().positive().max(86_400).default(900).describe('Window over which failed sign-in attempts are counted (at most a day)'),
+  CONSOLE_LOGIN_MAX_PER_EMAIL: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(5)
+    .describe('Failed sign-ins allowed per account (email address, case-insensitive) within the window, for all console replicas together; past it 429 with Retry-After'),
+  CONSOLE_LOGIN_MAX_PER_IP: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(20)
+    .describe('Failed sign-ins allowed per client address within the window, for all console replicas together; past it 429 with Retry-After'),
 });
 
 export type Config = z.infer<typeof configSchema>;

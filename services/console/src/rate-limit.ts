@@ -51,45 +51,31 @@ export class AttemptLimiter {
   }
 }
 
-export interface LoginThrottleOptions {
+/** Sign-in limits: failed attempts per account (its email) and per client address within a window. */
+export interface SignInLimits {
   windowMs: number;
   maxPerEmail: number;
   maxPerIp: number;
-  now?: () => number;
 }
+
+/** An address longer than any IP address is cut: the token service takes at most 64 characters. */
+const MAX_ADDRESS_LENGTH = 64;
 
 /**
- * Sign-in attempts limited per email address (guessing one account's password) and per client
- * address (trying many accounts). Counts live in this process: each console replica enforces its
- * own limits.
+ * What the console sends with a password check so that the token service counts the attempt.
+ * The counts live in the token service's database, shared by every console replica, and each
+ * attempt is counted before its password is checked, in one transaction: concurrent attempts
+ * cannot all slip under the limit. A correct password clears the account's count and gives the
+ * address its slot back, so only failures add up.
  */
-export class LoginThrottle {
-  private readonly byEmail: AttemptLimiter;
-  private readonly byIp: AttemptLimiter;
-
-  constructor(options: LoginThrottleOptions) {
-    this.byEmail = new AttemptLimiter({ max: options.maxPerEmail, windowMs: options.windowMs, now: options.now });
-    this.byIp = new AttemptLimiter({ max: options.maxPerIp, windowMs: options.windowMs, now: options.now });
-  }
-
-  /** Seconds to wait before another attempt with this email from this address; 0 to go ahead. */
-  retryAfterSeconds(email: string, ip: string): number {
-    const wait = Math.max(this.byEmail.retryAfterMs(emailKey(email)), this.byIp.retryAfterMs(ip));
-    return wait > 0 ? Math.ceil(wait / 1000) : 0;
-  }
-
-  failed(email: string, ip: string): void {
-    this.byEmail.recordFailure(emailKey(email));
-    this.byIp.recordFailure(ip);
-  }
-
-  /** A correct password clears that account's count; the address keeps its own. */
-  succeeded(email: string): void {
-    this.byEmail.reset(emailKey(email));
-  }
+export function signInThrottle(limits: SignInLimits, clientAddress: string) {
+  return {
+    client_address: clientAddress.slice(0, MAX_ADDRESS_LENGTH),
+    window_seconds: Math.max(1, Math.ceil(limits.windowMs / 1000)),
+    max_per_account: limits.maxPerEmail,
+    max_per_address: limits.maxPerIp,
+  };
 }
-
-const emailKey = (email: string) => email.trim().toLowerCase();
 
 /** "3 minutes", "1 minute", "45 seconds": how long to wait, as a person would say it. */
 export function describeWait(seconds: number): string {

@@ -248,6 +248,41 @@ describe('TokenService', () => {
 });
 
 describe('AccountService', () => {
+  it('counts sign-in attempts atomically: of 30 concurrent wrong passwords exactly the limit get a verdict', async () => {
+    const email = `throttled-${Date.now()}@example.test`;
+    await call(accounts, 'CreateUser', { email, password: 'right password', name: '' });
+    const throttle = { client_address: '198.51.100.7', window_seconds: 600, max_per_account: 5, max_per_address: 100 };
+    const outcomes = await Promise.all(
+      Array.from({ length: 30 }, (_, i) => failure(call(accounts, 'VerifyPassword', { email: i % 2 ? email : email.toUpperCase(), password: `wrong ${i}`, throttle }))),
+    );
+    expect(outcomes.filter((o) => o.code === 'UNAUTHENTICATED')).toHaveLength(5);
+    const refused = outcomes.filter((o) => o.code === 'RESOURCE_EXHAUSTED');
+    expect(refused).toHaveLength(25);
+    for (const o of refused) expect(o.details).toMatch(/^retry after \d+ s$/);
+    // Refused attempts were not counted against the address: 5 failures, 95 left.
+    const { rows } = await pool.query(`SELECT bucket, attempts FROM sign_in_attempts WHERE bucket IN ($1, $2) ORDER BY bucket`, [
+      `account:${email}`,
+      'address:198.51.100.7',
+    ]);
+    expect(rows).toEqual([
+      { bucket: `account:${email}`, attempts: 5 },
+      { bucket: 'address:198.51.100.7', attempts: 5 },
+    ]);
+    // The right password is refused too while the account is at its limit.
+    expect((await failure(call(accounts, 'VerifyPassword', { email, password: 'right password', throttle }))).code).toBe('RESOURCE_EXHAUSTED');
+    // Without a throttle (the CLI) nothing is counted.
+    expect((await call<tokenV1.User__Output>(accounts, 'VerifyPassword', { email, password: 'right password' })).email).toBe(email);
+  });
+
+  it('refuses an over-long client address or window', async () => {
+    const base = { email: 'a@example.test', password: 'x' };
+    const bad = [
+      { client_address: 'x'.repeat(65), window_seconds: 60, max_per_account: 1, max_per_address: 1 },
+      { client_address: '10.0.0.1', window_seconds: 86_401, max_per_account: 1, max_per_address: 1 },
+    ];
+    for (const throttle of bad) expect((await failure(call(accounts, 'VerifyPassword', { ...base, throttle }))).code).toBe('INVALID_ARGUMENT');
+  });
+
   it('keeps one account per email whatever its case, with a scrypt hash of the password', async () => {
     const email = `Case-${Date.now()}@Example.TEST`;
     const user = await call<tokenV1.User__Output>(accounts, 'CreateUser', { email, password: 'long enough', name: 'Ada' });

@@ -226,3 +226,13 @@ test('migrations switched off: no Jobs, and services migrate at start', () => {
   }
   expect(byComponent(render({ valuesFile: 'minimal-values.yaml' }), 'ConfigMap', 'token').data.MIGRATE_ON_START).toBe('false');
 });
+
+describe('console client address', () => {
+  const trustProxy = (objects) => byComponent(objects, 'ConfigMap', 'console').data.CONSOLE_TRUST_PROXY;
+
+  test('the console trusts exactly the hops in front of it: the gateway, and the ingress controller when the chart has one', () => {
+    expect(trustProxy(render({ valuesFile: 'minimal-values.yaml', set: ['ingress.enabled=false'] }))).toBe('1');
+    expect(trustProxy(render({ valuesFile: 'production-values.yaml' }))).toBe('2');
+    expect(trustProxy(render({ valuesFile: 'minimal-values.yaml', set: ['console.env.CONSOLE_TRUST_PROXY=10.0.0.0/8'] }))).toBe('10.0.0.0/8');
+  });
+});

@@ -37,6 +37,12 @@ secretKeyRef and never copied into the ConfigMap.
 {{- $_ := set $data "DATABASE_POOL_MAX" (toString $values.database.poolMax) -}}
 {{- $_ := set $data "MIGRATE_ON_START" (ternary "false" "true" $root.Values.migrations.enabled) -}}
 {{- end -}}
+{{- if eq .component "console" -}}
+{{- /* The console is reached through the gateway, which appends the address it saw to
+X-Forwarded-For; behind the chart's ingress that address is the controller's, which appended
+the client's before it. Trusting exactly those hops ignores whatever the client sent. */}}
+{{- $_ := set $data "CONSOLE_TRUST_PROXY" (ternary "2" "1" $root.Values.ingress.enabled) -}}
+{{- end -}}
 {{- if and $svc.nats (not $root.Values.nats.existingSecret.name) -}}
 {{- $_ := set $data "NATS_URL" $root.Values.nats.url -}}
 {{- end -}}

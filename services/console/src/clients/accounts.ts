@@ -21,10 +21,21 @@ export class AccountRequestError extends Error {
   }
 }
 
+/** The token service refused to check a password: too many sign-in attempts for now. */
+export class SignInThrottledError extends Error {
+  constructor(readonly retryAfterSeconds: number) {
+    super(`too many sign-in attempts; retry after ${retryAfterSeconds} s`);
+    this.name = 'SignInThrottledError';
+  }
+}
+
 /** What the console asks of the token service: accounts, sessions, memberships and API tokens. */
 export interface Accounts {
-  /** The user when the password is right; undefined on any mismatch. */
-  verifyPassword(email: string, password: string): Promise<User | undefined>;
+  /**
+   * The user when the password is right; undefined on any mismatch. With `throttle`, the token
+   * service counts the attempt first and refuses it past the limits (SignInThrottledError).
+   */
+  verifyPassword(email: string, password: string, throttle?: tokenV1.SignInThrottle): Promise<User | undefined>;
   createUser(email: string, password: string, name: string): Promise<User>;
   createTeam(name: string, ownerUserId: number): Promise<Team>;
   /** Undefined when the user no longer exists. */
@@ -76,13 +87,20 @@ export function createAccounts(address: string, signingKey: KeyObject): Accounts
   const tokens = createGrpcClient(proto.TokenService, address, options);
 
   return {
-    verifyPassword: (email, password) =>
-      // An address or password too long to be real is a mismatch like any other.
-      call<User>((m, o, done) => accounts.VerifyPassword({ email, password }, m, o, done), [
-        grpc.status.UNAUTHENTICATED,
-        grpc.status.NOT_FOUND,
-        grpc.status.INVALID_ARGUMENT,
-      ]),
+    verifyPassword: async (email, password, throttle) => {
+      try {
+        // An address or password too long to be real is a mismatch like any other.
+        return await call<User>((m, o, done) => accounts.VerifyPassword({ email, password, throttle }, m, o, done), [
+          grpc.status.UNAUTHENTICATED,
+          grpc.status.NOT_FOUND,
+          grpc.status.INVALID_ARGUMENT,
+        ]);
+      } catch (error) {
+        const wait = error instanceof AccountRequestError && error.code === grpc.status.RESOURCE_EXHAUSTED && /retry after (\d+) s/.exec(error.message);
+        if (wait) throw new SignInThrottledError(Number(wait[1]));
+        throw error;
+      }
+    },
     createUser: async (email, password, name) => required(await call<User>((m, o, done) => accounts.CreateUser({ email, password, name }, m, o, done))),
     createTeam: async (name, ownerUserId) =>
       required(await call<Team>((m, o, done) => accounts.CreateTeam({ name, owner_user_id: ownerUserId }, m, o, done))),

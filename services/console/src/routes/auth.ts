@@ -1,9 +1,9 @@
 import type { CookieOptions, Request, Response, Router } from 'express';
 import { grpc } from '@worklane/grpc';
-import { AccountRequestError, type Session } from '../clients/accounts';
+import { AccountRequestError, SignInThrottledError, type Session, type User } from '../clients/accounts';
 import { CSRF_FIELD, PRE_SESSION_COOKIE, csrfMatches, newPreSessionToken, validPreSessionToken } from '../csrf';
 import { formString, pageContext, safeNext, sendPage } from '../context';
-import { describeWait } from '../rate-limit';
+import { describeWait, signInThrottle } from '../rate-limit';
 import { parseCookies } from '../security';
 import { loginPage, signupPage, type FormErrors } from '../views/auth';
 import { noticeFrom } from '../notices';
@@ -12,6 +12,9 @@ import type { ConsoleDeps } from '../app';
 export const SESSION_COOKIE = 'worklane_session';
 
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+/** The longest email address there can be (RFC 5321 path limit) and the longest password taken. */
+const MAX_EMAIL_LENGTH = 254;
+const MAX_PASSWORD_LENGTH = 1024;
 
 export function cookieOptions(req: Request, deps: Pick<ConsoleDeps, 'secureCookies'>): CookieOptions {
   return { httpOnly: true, sameSite: 'lax', secure: deps.secureCookies || req.secure, path: '/' };
@@ -47,7 +50,7 @@ function landing(memberships: { team_id: number }[], next: string | undefined): 
 }
 
 export function mountAuth(router: Router, deps: ConsoleDeps): void {
-  const { accounts, assets, throttle } = deps;
+  const { accounts, assets } = deps;
 
   router.get('/login', (req, res) => {
     if (req.viewer) return res.redirect(303, landing(req.viewer.memberships, safeNext(req.query.next)));
@@ -70,24 +73,26 @@ export function mountAuth(router: Router, deps: ConsoleDeps): void {
       return render(403, { notice: { kind: 'error', text: 'Your sign-in form had expired. Please sign in again.' } });
     }
     const errors: FormErrors = {};
+    // Over-long input is refused here, before it is looked up or becomes a throttle key.
     if (!email) errors.email = ['Enter your email address.'];
+    else if (email.length > MAX_EMAIL_LENGTH) errors.email = [`Use at most ${MAX_EMAIL_LENGTH} characters.`];
     if (!password) errors.password = ['Enter your password.'];
+    else if (password.length > MAX_PASSWORD_LENGTH) errors.password = ['Use at most 1,024 characters.'];
     if (Object.keys(errors).length > 0) return render(422, { errors });
 
-    const ip = clientAddress(req);
-    const wait = throttle.retryAfterSeconds(email, ip);
-    if (wait > 0) {
+    let user: User | undefined;
+    try {
+      user = await accounts.verifyPassword(email, password, signInThrottle(deps.login, clientAddress(req)));
+    } catch (error) {
+      if (!(error instanceof SignInThrottledError)) throw error;
       deps.loginAttempts.inc({ outcome: 'throttled' });
-      res.set('Retry-After', String(wait));
-      return render(429, { notice: { kind: 'error', text: `Too many sign-in attempts. Wait ${describeWait(wait)} and try again.` } });
+      res.set('Retry-After', String(error.retryAfterSeconds));
+      return render(429, { notice: { kind: 'error', text: `Too many sign-in attempts. Wait ${describeWait(error.retryAfterSeconds)} and try again.` } });
     }
-    const user = await accounts.verifyPassword(email, password);
     if (!user) {
-      throttle.failed(email, ip);
       deps.loginAttempts.inc({ outcome: 'failure' });
       return render(401, { notice: { kind: 'error', text: 'The email address or password is not right. Check them and try again.' } });
     }
-    throttle.succeeded(email);
     deps.loginAttempts.inc({ outcome: 'success' });
     // Signing in again replaces the session this browser had, rather than leaving it live.
     if (req.viewer) await accounts.deleteSession(req.viewer.sessionId);

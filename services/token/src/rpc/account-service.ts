@@ -15,6 +15,7 @@ import {
   listMemberships,
   type UserRecord,
 } from '../data/accounts';
+import { forgetOldSignInAttempts, signInSucceeded, takeSignInAttempt } from '../data/sign-in-attempts';
 import { deleteExpiredSessions, deleteSession, findLiveSession, insertSession, type SessionLifetime } from '../data/sessions';
 import { decoyHash, hashPassword, verifyPassword } from '../domain/passwords';
 import { hashToken } from '../domain/token-format';
@@ -46,7 +47,18 @@ const userIdRequest = z.object({ user_id: id() });
 const verifyPasswordRequest = z.object({
   email: z.string({ error: 'must be a string' }).max(254, 'must be at most 254 characters'),
   password: z.string({ error: 'must be a string' }).max(1024, 'must be at most 1024 characters'),
+  throttle: z
+    .object({
+      client_address: z.string({ error: 'must be a string' }).min(1, 'must not be empty').max(64, 'must be at most 64 characters'),
+      window_seconds: z.number().int().min(1, 'must be 1 to 86400').max(86_400, 'must be 1 to 86400'),
+      max_per_account: z.number().int().min(1, 'must be at least 1'),
+      max_per_address: z.number().int().min(1, 'must be at least 1'),
+    })
+    .nullish(),
 });
+
+/** Old sign-in counts are swept about once per this many throttled sign-ins. */
+const SWEEP_EVERY = 200;
 const sessionRequest = z.object({ id: sessionSecret() });
 
 const toUser = (user: UserRecord): tokenV1.User => ({ id: user.id, email: user.email, name: user.name, created_at: user.created_at });
@@ -120,10 +132,22 @@ export function accountServiceHandlers({ pool, sessionLifetime }: AccountService
 
     async VerifyPassword(request) {
       const input = parseRequest(verifyPasswordRequest, request);
-      const user = input.email.trim() ? await findUserByEmail(pool, input.email.trim()) : undefined;
+      const normalised = input.email.trim().toLowerCase();
+      const throttle = input.throttle;
+      if (throttle) {
+        const attempt = await takeSignInAttempt(pool, normalised, throttle.client_address, {
+          windowSeconds: throttle.window_seconds,
+          maxPerAccount: throttle.max_per_account,
+          maxPerAddress: throttle.max_per_address,
+        });
+        if (Math.random() < 1 / SWEEP_EVERY) void forgetOldSignInAttempts(pool).catch(() => {});
+        if (!attempt.allowed) throw RpcError.resourceExhausted(`retry after ${attempt.retryAfterSeconds} s`);
+      }
+      const user = normalised ? await findUserByEmail(pool, normalised) : undefined;
       // An unknown address costs one hash too, so timing does not tell which addresses exist.
       const matches = await verifyPassword(input.password, user?.password_hash ?? (await decoyHash()));
       if (!user || !matches) throw RpcError.unauthenticated('invalid email or password');
+      if (throttle) await signInSucceeded(pool, normalised, throttle.client_address);
       return toUser(user);
     },
 

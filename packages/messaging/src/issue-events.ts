@@ -7,7 +7,6 @@ import {
   RetentionPolicy,
   StorageType,
   type ConsumerConfig,
-  type ConsumerInfo,
   type JetStreamManager,
   type StreamConfig,
   type StreamInfo,
@@ -161,9 +160,8 @@ const pickLimits = (config: Partial<StreamConfig>) => ({
 /** Declares the delivery service's durable pull consumer (after the stream). Safe to race. */
 export async function ensureDeliveryConsumer(jsm: JetStreamManager, options: DeliveryConsumerOptions = {}): Promise<void> {
   const config = deliveryConsumerConfig(options);
-  let existing: ConsumerInfo | undefined;
   try {
-    existing = await jsm.consumers.info(ISSUE_EVENTS_STREAM, config.durable_name);
+    await jsm.consumers.info(ISSUE_EVENTS_STREAM, config.durable_name);
   } catch (error) {
     if (!isApiError(error, JetStreamApiCodes.ConsumerNotFound)) throw error;
     try {
@@ -174,13 +172,8 @@ export async function ensureDeliveryConsumer(jsm: JetStreamManager, options: Del
     }
   }
   const { durable_name, deliver_policy: _fixedAtCreation, ...updatable } = config;
-  if (options.createOnly) {
-    // A consumer of an older release lacks a subject (dead-letter notices): with interest
-    // retention, a message no consumer filters in is not kept, so add the subjects at once.
-    const filters = existing?.config.filter_subjects ?? (existing?.config.filter_subject ? [existing.config.filter_subject] : undefined);
-    const missing = filters !== undefined && (config.filter_subjects ?? []).some((subject) => !filters.includes(subject));
-    if (existing && missing) await jsm.consumers.update(ISSUE_EVENTS_STREAM, durable_name, { filter_subject: undefined, filter_subjects: config.filter_subjects });
-    return;
-  }
+  // An existing consumer is the delivery service's to change: only a release that handles
+  // dead-letter notices adds their subject to its filters (an older one would send them as events).
+  if (options.createOnly) return;
   await jsm.consumers.update(ISSUE_EVENTS_STREAM, durable_name, updatable);
 }

@@ -9,6 +9,7 @@ import {
   DiscardPolicy,
   ISSUE_EVENTS_DEAD_LETTER_SUBJECT,
   ISSUE_EVENTS_STREAM,
+  ensureDeliveryConsumer,
   ensureIssueEventsStream,
   jetstream,
   jetstreamManager,
@@ -61,10 +62,12 @@ describe('declaring the stream', () => {
     const info = await ensureIssueEventsStream(jsm);
     expect(info.config).toMatchObject({ retention: RetentionPolicy.Interest, discard: DiscardPolicy.New, max_bytes: GIB });
     expect(info.config.subjects).toEqual(expect.arrayContaining(['issues.created', 'issues.updated', ISSUE_EVENTS_DEAD_LETTER_SUBJECT]));
-    // The consumer takes the notices too (a stream with interest retention keeps nothing nobody filters
-    // in), and keeps the rest of what the delivery service set.
+    // The issue service leaves an existing consumer to the delivery service, whose declaration adds
+    // the notices to its filters (a release that did not know them would send them as events).
+    expect((await jsm.consumers.info(ISSUE_EVENTS_STREAM, DELIVERY_CONSUMER)).config.filter_subjects).toEqual(['issues.created', 'issues.updated']);
+    await ensureDeliveryConsumer(jsm, { ackWaitMs: 7_000 });
     const consumer = await jsm.consumers.info(ISSUE_EVENTS_STREAM, DELIVERY_CONSUMER);
-    expect(consumer.config.filter_subjects).toEqual(expect.arrayContaining(['issues.created', 'issues.updated', ISSUE_EVENTS_DEAD_LETTER_SUBJECT]));
+    expect(consumer.config.filter_subjects).toEqual(['issues.created', 'issues.updated', ISSUE_EVENTS_DEAD_LETTER_SUBJECT]);
     expect(consumer.config.ack_wait).toBe(7_000_000_000);
   });
 });

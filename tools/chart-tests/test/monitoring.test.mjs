@@ -19,6 +19,7 @@ const METRICS = [
   'worklane_stream_max_messages',
   'worklane_stream_oldest_age_seconds',
   'worklane_stream_max_age_seconds',
+  'worklane_delivery_retention_removed_total',
 ];
 const metricsIn = (text) => [...new Set(text.match(/worklane_[a-z_]+/g) ?? [])];
 

@@ -106,7 +106,7 @@ const isApiError = (error: unknown, code: number) => error instanceof JetStreamA
 export interface EnsureStreamOptions {
   /** The configured limits; an existing stream keeps any that are stronger. */
   limits?: StreamLimits;
-  logger?: Pick<Logger, 'warn' | 'info'>;
+  logger?: Pick<Logger, 'warn' | 'info' | 'error'>;
 }
 
 /**
@@ -143,7 +143,14 @@ export async function ensureIssueEventsStream(jsm: JetStreamManager, options: En
     const updated = { ...existing, subjects: [...new Set([...(existing.subjects ?? []), ...(subjects ?? [])])], retention, duplicate_window, ...limits };
     options.logger?.info({ stream: name, from: pickLimits(existing), to: limits, retention }, 'updating ISSUE_EVENTS');
     const { name: _name, ...update } = updated;
-    info = await jsm.streams.update(name, update);
+    try {
+      info = await jsm.streams.update(name, update);
+    } catch (error) {
+      // The stream exists and works as it is (e.g. more replicas than the cluster has servers were
+      // asked for): keep serving with it rather than stopping every team's events over a setting.
+      if (!(error instanceof JetStreamApiError)) throw error;
+      options.logger?.error({ err: error, stream: name, wanted: limits }, 'ISSUE_EVENTS could not be updated; it keeps its current configuration');
+    }
   }
   await ensureDeliveryConsumer(jsm, { createOnly: true });
   return info;

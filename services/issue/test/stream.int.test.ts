@@ -42,7 +42,7 @@ describe('declaring the stream', () => {
     expect((await jsm.consumers.info(ISSUE_EVENTS_STREAM, DELIVERY_CONSUMER)).name).toBe(DELIVERY_CONSUMER);
 
     const warnings: unknown[] = [];
-    const logger = { warn: (fields: unknown) => warnings.push(fields), info: () => {} };
+    const logger = { warn: (fields: unknown) => warnings.push(fields), info: () => {}, error: () => {} };
     const weaker = streamLimitsFrom({ ISSUE_EVENTS_REPLICAS: 1, ISSUE_EVENTS_MAX_BYTES: 1_048_576, ISSUE_EVENTS_MAX_MSGS: 1_000, ISSUE_EVENTS_MAX_AGE_HOURS: 1, ISSUE_EVENTS_DISCARD: 'old' });
     const kept = await ensureIssueEventsStream(jsm, { limits: weaker, logger });
     expect(kept.config).toMatchObject({ max_bytes: 2 * GIB, max_msgs: 50_000, max_age: 48 * 3_600e9, discard: DiscardPolicy.New });
@@ -107,11 +107,21 @@ describe('a stream on a three-server NATS cluster', () => {
     expect((await jsm.streams.info(ISSUE_EVENTS_STREAM)).config.num_replicas).toBe(3);
 
     const warnings: { kept: { limit: string; existing: unknown; configured: unknown }[] }[] = [];
-    const logger = { warn: (fields: unknown) => warnings.push(fields as (typeof warnings)[number]), info: () => {} };
+    const logger = { warn: (fields: unknown) => warnings.push(fields as (typeof warnings)[number]), info: () => {}, error: () => {} };
     const info = await ensureIssueEventsStream(jsm, { limits: { ...three, num_replicas: 1 }, logger });
     expect(info.config.num_replicas).toBe(3);
     expect((await jsm.streams.info(ISSUE_EVENTS_STREAM)).config.num_replicas).toBe(3);
     expect(warnings.flatMap((warning) => warning.kept)).toEqual([{ limit: 'num_replicas', existing: 3, configured: 1 }]);
+  });
+
+  it('keeps serving with the stream as it is when the servers refuse a change (more replicas than servers)', async () => {
+    const jsm = await jetstreamManager(connection);
+    const errors: unknown[] = [];
+    const logger = { warn: () => {}, info: () => {}, error: (fields: unknown) => errors.push(fields) };
+    const limits = streamLimitsFrom({ ISSUE_EVENTS_REPLICAS: 5, ISSUE_EVENTS_MAX_BYTES: GIB, ISSUE_EVENTS_MAX_MSGS: 10_000, ISSUE_EVENTS_MAX_AGE_HOURS: 24, ISSUE_EVENTS_DISCARD: 'new' });
+    const info = await ensureIssueEventsStream(jsm, { limits, logger });
+    expect(info.config.num_replicas).toBe(3);
+    expect(errors).toHaveLength(1);
   });
 });
 

@@ -104,12 +104,13 @@ export class OutboxRelay {
    * FOR UPDATE SKIP LOCKED, so relays of other replicas take other rows meanwhile.
    *
    * The events of one issue are published one after the other, in commit order; different issues
-   * go out side by side. Across replicas, a claim skips every issue of which another relay holds an
-   * earlier event (see the claim below). When an event of an issue fails for a transient reason (NATS down, stream
-   * full), the later events of that issue wait with it for the next pass, so none overtakes it. An
-   * event that can never be published (too large, malformed, refused by JetStream for what it is)
-   * is moved to `outbox_dead_letters` and replaced, at its place in the order, by a small
-   * dead-letter notice: the issue's later events go out after it, and the team sees the loss.
+   * go out side by side. Across replicas, a claim skips every issue of which another relay holds
+   * an earlier event (see the claim below). When an event of an issue fails for a transient reason
+   * (NATS down, stream full), the later events of that issue wait with it for the next pass, so
+   * none overtakes it. An event that can never be published (too large, malformed, refused by
+   * JetStream for what it is) is moved to `outbox_dead_letters` and replaced, at its place in the
+   * order, by a small dead-letter notice: the issue's later events go out after it, and the team
+   * sees the loss.
    */
   async publishBatch(): Promise<number> {
     const { pool, batchSize, logger } = this.options;

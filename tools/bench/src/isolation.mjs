@@ -493,6 +493,7 @@ try {
       const errors = system.services[name].logs().split('\n').filter((line) => /"level":"(error|fatal)"|"level":(50|60)\b/.test(line));
       for (const line of errors.slice(0, 2)) lines.push(`  ${name}: ${line.slice(0, 400)}`);
     }
+    if (!lines[lines.length - 1].startsWith('  ')) lines.push('  none at level error or fatal');
   }
   process.stdout.write(`${lines.join('\n')}\n`);
   const round = (value) => (Number.isFinite(value) ? Math.round(value * 10) / 10 : null);

@@ -56,10 +56,31 @@ export const grpcAddress = (defaultAddress?: string) => {
   return defaultAddress === undefined ? address : address.default(defaultAddress);
 };
 
+/**
+ * Default port of each service's metrics listener (Prometheus `/metrics` only, never routed
+ * through the gateway or the ingress). Distinct per service so that every service can run on one
+ * host (`npm start`); in Kubernetes each pod has its own.
+ */
+export const METRICS_PORTS: Readonly<Record<string, number>> = Object.freeze({
+  gateway: 9180,
+  token: 9181,
+  project: 9182,
+  webhook: 9183,
+  issue: 9184,
+  delivery: 9185,
+  console: 9186,
+});
+
+/** Metrics port of a service not in METRICS_PORTS. */
+export const DEFAULT_METRICS_PORT = 9464;
+
 /** Variables every service reads: where to listen, logging, tracing and shutdown. */
 export function baseServiceSchema(serviceName: string) {
   return {
     HOST: z.string().default('0.0.0.0').describe('Interface to listen on'),
+    METRICS_PORT: port(METRICS_PORTS[serviceName] ?? DEFAULT_METRICS_PORT).describe(
+      'Port of the metrics listener: Prometheus /metrics only, kept off the API port (and so off the gateway and the ingress)',
+    ),
     LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info').describe('pino log level'),
     OTEL_SERVICE_NAME: z.string().default(serviceName).describe('Service name on traces'),
     OTEL_EXPORTER_OTLP_ENDPOINT: z.url().optional().describe('OTLP/HTTP endpoint; traces are exported only when set'),

@@ -93,13 +93,15 @@ function errorHandler(logger: Logger, limits: InputLimits): ErrorRequestHandler 
       logger.error({ err: error, method: req.method, url: req.originalUrl }, 'request failed');
       httpError = new HttpError(500, 'Server Error.');
     }
-    if (res.headersSent) return void res.end();
+    // Headers already out (a streamed list failing half-way): cut the connection, so that the
+    // client sees a broken response rather than a complete-looking truncated one.
+    if (res.headersSent) return void res.destroy();
     res.status(httpError.status).set(httpError.headers).json(httpError.boundedBody(limits));
   };
 }
 
 /**
- * The express app of a Worklane HTTP service: metrics, health and readiness, JSON body rules of
+ * The express app of a Worklane HTTP service: request metrics, health and readiness, JSON body rules of
  * the public API, signed identity on `/api`, the service's routes, and one JSON error model.
  */
 export function createServiceApp(options: ServiceAppOptions): Express {
@@ -117,9 +119,7 @@ export function createServiceApp(options: ServiceAppOptions): Express {
       .catch(() => false);
     res.status(ready ? 200 : 503).json({ status: ready ? 'ready' : 'not ready' });
   });
-  app.get('/metrics', async (_req, res) => {
-    res.type(options.metrics.registry.contentType).send(await options.metrics.registry.metrics());
-  });
+  // No /metrics here: metrics are served on the service's own metrics port (serveMetrics).
 
   if (options.parseBodies ?? true) {
     const limit = options.bodyLimit ?? '1mb';

@@ -3,3 +3,4 @@ export { createMetrics, type ServiceMetrics, type Registry, promClient } from '.
 export { startTracing, type Tracing, type TracingOptions } from './tracing';
 export { Lifecycle, type ShutdownStep } from './lifecycle';
 export { bootService, startRuntime, exitOnStartupFailure, type ServiceRuntime, type RuntimeConfig } from './runtime';
+export { createMetricsServer, serveMetrics, closeMetricsServer } from './metrics-server';

@@ -31,6 +31,10 @@ export interface ServiceHandle {
   /** http://127.0.0.1:<HTTP_PORT> */
   url: string;
   httpPort: number;
+  /** METRICS_PORT: where the service serves Prometheus /metrics. */
+  metricsPort: number;
+  /** http://127.0.0.1:<METRICS_PORT>: scrape `${metricsUrl}/metrics`. */
+  metricsUrl: string;
   /** GRPC_PORT, for services that serve gRPC. */
   grpcPort: number | null;
   /** 127.0.0.1:<GRPC_PORT> or null. */
@@ -130,10 +134,11 @@ export async function startService(name: string, env: EnvInput = {}, options: St
   const given = normaliseEnv(env);
   const removed = removedNames(env);
   const needGrpc = info ? info.grpcPort !== null : given.GRPC_PORT !== undefined;
-  const missing = (given.HTTP_PORT ? 0 : 1) + (needGrpc && !given.GRPC_PORT ? 1 : 0);
+  const missing = (given.HTTP_PORT ? 0 : 1) + (needGrpc && !given.GRPC_PORT ? 1 : 0) + (given.METRICS_PORT ? 0 : 1);
   const ports = missing > 0 ? await freePorts(missing) : [];
   const httpPort = Number(given.HTTP_PORT ?? ports.shift());
   const grpcPort = needGrpc ? Number(given.GRPC_PORT ?? ports.shift()) : null;
+  const metricsPort = Number(given.METRICS_PORT ?? ports.shift());
 
   const ownEnv: Record<string, string> = {
     HOST: '127.0.0.1',
@@ -141,6 +146,7 @@ export async function startService(name: string, env: EnvInput = {}, options: St
     ...(info?.schema ? { DATABASE_SCHEMA: info.schema } : {}),
     ...given,
     HTTP_PORT: String(httpPort),
+    METRICS_PORT: String(metricsPort),
     ...(grpcPort !== null ? { GRPC_PORT: String(grpcPort) } : {}),
   };
   const readyPath = options.readyPath ?? '/readyz';
@@ -241,6 +247,8 @@ export async function startService(name: string, env: EnvInput = {}, options: St
     name,
     url,
     httpPort,
+    metricsPort,
+    metricsUrl: `http://127.0.0.1:${metricsPort}`,
     grpcPort,
     grpcAddr: grpcPort !== null ? `127.0.0.1:${grpcPort}` : null,
     env: ownEnv,

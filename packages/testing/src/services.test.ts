@@ -31,15 +31,21 @@ describe('the service table', () => {
     });
   });
 
+  it('gives every service a metrics port of its own, distinct from every other port', () => {
+    const all = Object.values(defaultPorts(8080)).flatMap((p) => [p.http, p.grpc, p.metrics]).filter((p) => p !== null);
+    expect(new Set(all).size).toBe(all.length);
+    expect(serviceEnv({ keys, env: {} }).delivery.METRICS_PORT).toBe('9185');
+  });
+
   it('has the ports of docs/architecture.md', () => {
     expect(defaultPorts(8080)).toEqual({
-      gateway: { http: 8080, grpc: null },
-      token: { http: 9101, grpc: 7001 },
-      project: { http: 8081, grpc: 7002 },
-      webhook: { http: 8082, grpc: 7003 },
-      issue: { http: 8083, grpc: null },
-      delivery: { http: 8084, grpc: null },
-      console: { http: 8085, grpc: null },
+      gateway: { http: 8080, grpc: null, metrics: 9180 },
+      token: { http: 9101, grpc: 7001, metrics: 9181 },
+      project: { http: 8081, grpc: 7002, metrics: 9182 },
+      webhook: { http: 8082, grpc: 7003, metrics: 9183 },
+      issue: { http: 8083, grpc: null, metrics: 9184 },
+      delivery: { http: 8084, grpc: null, metrics: 9185 },
+      console: { http: 8085, grpc: null, metrics: 9186 },
     });
   });
 });

@@ -1,7 +1,7 @@
 // The service table of docs/architecture.md and the wiring between services: one definition for
 // `npm start` (tools/dev loads it from this package's build) and for the tests' systems.
 
-import { PRINCIPALS, type Principal } from '@worklane/config';
+import { METRICS_PORTS, PRINCIPALS, type Principal } from '@worklane/config';
 import type { SigningKeyPair } from './keys';
 
 export type ServiceName = 'gateway' | 'token' | 'project' | 'webhook' | 'issue' | 'delivery' | 'console';
@@ -11,19 +11,21 @@ export interface ServiceInfo {
   package: string;
   httpPort: number;
   grpcPort: number | null;
+  /** METRICS_PORT: Prometheus /metrics, on a port of its own (never the API port). */
+  metricsPort: number;
   /** Database schema; null for services without a database. */
   schema: string | null;
   nats: boolean;
 }
 
 export const SERVICES: readonly ServiceInfo[] = Object.freeze([
-  { name: 'gateway', package: '@worklane/gateway', httpPort: 8080, grpcPort: null, schema: null, nats: false },
-  { name: 'token', package: '@worklane/token', httpPort: 9101, grpcPort: 7001, schema: 'token', nats: false },
-  { name: 'project', package: '@worklane/project', httpPort: 8081, grpcPort: 7002, schema: 'project', nats: false },
-  { name: 'webhook', package: '@worklane/webhook', httpPort: 8082, grpcPort: 7003, schema: 'webhook', nats: false },
-  { name: 'issue', package: '@worklane/issue', httpPort: 8083, grpcPort: null, schema: 'issue', nats: true },
-  { name: 'delivery', package: '@worklane/delivery', httpPort: 8084, grpcPort: null, schema: 'delivery', nats: true },
-  { name: 'console', package: '@worklane/console', httpPort: 8085, grpcPort: null, schema: null, nats: false },
+  { name: 'gateway', package: '@worklane/gateway', httpPort: 8080, grpcPort: null, metricsPort: METRICS_PORTS.gateway!, schema: null, nats: false },
+  { name: 'token', package: '@worklane/token', httpPort: 9101, grpcPort: 7001, metricsPort: METRICS_PORTS.token!, schema: 'token', nats: false },
+  { name: 'project', package: '@worklane/project', httpPort: 8081, grpcPort: 7002, metricsPort: METRICS_PORTS.project!, schema: 'project', nats: false },
+  { name: 'webhook', package: '@worklane/webhook', httpPort: 8082, grpcPort: 7003, metricsPort: METRICS_PORTS.webhook!, schema: 'webhook', nats: false },
+  { name: 'issue', package: '@worklane/issue', httpPort: 8083, grpcPort: null, metricsPort: METRICS_PORTS.issue!, schema: 'issue', nats: true },
+  { name: 'delivery', package: '@worklane/delivery', httpPort: 8084, grpcPort: null, metricsPort: METRICS_PORTS.delivery!, schema: 'delivery', nats: true },
+  { name: 'console', package: '@worklane/console', httpPort: 8085, grpcPort: null, metricsPort: METRICS_PORTS.console!, schema: null, nats: false },
 ] as const);
 
 /** Token first (everyone authenticates through it), the gateway last. */
@@ -47,7 +49,7 @@ export const PASS_THROUGH: readonly string[] = Object.freeze([
 ]);
 
 export type Env = Record<string, string>;
-export type Ports = Record<ServiceName, { http: number; grpc: number | null }>;
+export type Ports = Record<ServiceName, { http: number; grpc: number | null; metrics: number }>;
 
 export interface Keys {
   /** Ed25519 key pair (PEM) of every signing principal: gateway, console, issue, delivery, cli. */
@@ -69,7 +71,7 @@ export function serviceInfo(name: string): ServiceInfo {
 
 export function defaultPorts(gatewayPort = Number(process.env.GATEWAY_PORT || 8080)): Ports {
   return Object.fromEntries(
-    SERVICES.map((s) => [s.name, { http: s.name === 'gateway' ? Number(gatewayPort) : s.httpPort, grpc: s.grpcPort }]),
+    SERVICES.map((s) => [s.name, { http: s.name === 'gateway' ? Number(gatewayPort) : s.httpPort, grpc: s.grpcPort, metrics: s.metricsPort }]),
   ) as Ports;
 }
 
@@ -113,7 +115,7 @@ export function sharedEnv({ databaseUrl, natsUrl, keys, ports, gatewayPort, host
 /** The variables that make `name` itself: its ports, schema, telemetry name and bind address. */
 export function ownEnv(name: ServiceName, { ports, bindHost = '127.0.0.1' }: { ports: Ports; bindHost?: string }): Env {
   const info = serviceInfo(name);
-  const own: Env = { HOST: bindHost, HTTP_PORT: String(ports[name].http), OTEL_SERVICE_NAME: name };
+  const own: Env = { HOST: bindHost, HTTP_PORT: String(ports[name].http), METRICS_PORT: String(ports[name].metrics), OTEL_SERVICE_NAME: name };
   if (info.grpcPort !== null) own.GRPC_PORT = String(ports[name].grpc);
   if (info.schema !== null) own.DATABASE_SCHEMA = info.schema;
   // The console is reached through the gateway, which appends the client's address to

@@ -70,10 +70,13 @@ export async function startSystem(options: StartSystemOptions = {}): Promise<Sys
     throw new Error(`NATS_URL is not set, and ${needsNats.join(', ')} need NATS: run the tests through \`npm test\`.`);
   }
 
-  const count = SERVICES.reduce((n, s) => n + 1 + (s.grpcPort !== null ? 1 : 0), 0);
+  const count = SERVICES.reduce((n, s) => n + 2 + (s.grpcPort !== null ? 1 : 0), 0);
   const free = await freePorts(count);
   const ports = Object.fromEntries(
-    SERVICES.map((s) => [s.name, { http: free.shift() as number, grpc: s.grpcPort !== null ? (free.shift() as number) : null }]),
+    SERVICES.map((s) => [
+      s.name,
+      { http: free.shift() as number, grpc: s.grpcPort !== null ? (free.shift() as number) : null, metrics: free.shift() as number },
+    ]),
   ) as Ports;
 
   const database = extra.DATABASE_URL

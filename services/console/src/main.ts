@@ -1,6 +1,6 @@
 import { config, runtime } from './instrumentation';
 import { closeHttpServer, listen } from '@worklane/http';
-import { exitOnStartupFailure } from '@worklane/observability';
+import { exitOnStartupFailure, closeMetricsServer, serveMetrics } from '@worklane/observability';
 import { createApp } from './app';
 import { createAccounts } from './clients/accounts';
 import { ServiceApi } from './clients/services';
@@ -36,13 +36,15 @@ async function main(): Promise<void> {
     },
   });
   const server = await listen(app, config.HTTP_PORT, config.HOST);
+  const metricsServer = await serveMetrics(metrics, config.METRICS_PORT, config.HOST);
 
   lifecycle
     .onShutdown('http', () => closeHttpServer(server))
     .onShutdown('token client', () => accounts.close())
+    .onShutdown('metrics', () => closeMetricsServer(metricsServer))
     .onShutdown('tracing', () => tracing.shutdown());
   lifecycle.handleSignals();
-  logger.info({ httpPort: config.HTTP_PORT, signupEnabled: config.CONSOLE_SIGNUP_ENABLED }, 'console service started');
+  logger.info({ metricsPort: config.METRICS_PORT, httpPort: config.HTTP_PORT, signupEnabled: config.CONSOLE_SIGNUP_ENABLED }, 'console service started');
 }
 
 main().catch((error) => exitOnStartupFailure(runtime.logger, error));

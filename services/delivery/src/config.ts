@@ -13,7 +13,7 @@ export const configSchema = z.object({
   ...baseServiceSchema('delivery'),
   ...databaseSchema('delivery'),
   ...inputLimitSettings,
-  HTTP_PORT: port(8084).describe('HTTP port of the delivery log API, /healthz, /readyz and /metrics'),
+  HTTP_PORT: port(8084).describe('HTTP port of the delivery log API, /healthz and /readyz (metrics: METRICS_PORT)'),
   SIGNING_PRIVATE_KEY: privateSigningKey().describe("This service's own Ed25519 private key (PKCS#8 PEM): signs its gRPC calls and, on the gateway and console, the caller identities they forward; no other service holds it"),
   ...publicKeysSchema(IDENTITY_ISSUERS),
   NATS_URL: z.string().min(1).describe('NATS servers (JetStream enabled), comma-separated'),

@@ -17,7 +17,7 @@ import {
   natsAnswers,
   streamLimitsFrom,
 } from '@worklane/messaging';
-import { exitOnStartupFailure, promClient } from '@worklane/observability';
+import { exitOnStartupFailure, promClient, closeMetricsServer, serveMetrics } from '@worklane/observability';
 import { CachingResolver, PinnedDispatchers } from '@worklane/webhooks';
 import { createApp } from './app';
 import { grpcWebhookDirectory } from './clients/webhooks';
@@ -136,6 +136,7 @@ async function main(): Promise<void> {
     isReady: async () => lifecycle.ready && (await pingDatabase(pool)) && (await natsAnswers(nats)),
   });
   const server = await listen(app, config.HTTP_PORT, config.HOST);
+  const metricsServer = await serveMetrics(metrics, config.METRICS_PORT, config.HOST);
 
   lifecycle
     .onShutdown('http', () => closeHttpServer(server))
@@ -149,9 +150,10 @@ async function main(): Promise<void> {
     .onShutdown('resolver', () => resolver.cancel())
     .onShutdown('grpc clients', () => webhooks.close())
     .onShutdown('database', () => pool.end())
+    .onShutdown('metrics', () => closeMetricsServer(metricsServer))
     .onShutdown('tracing', () => tracing.shutdown());
   lifecycle.handleSignals();
-  logger.info({ httpPort: config.HTTP_PORT }, 'delivery service started');
+  logger.info({ metricsPort: config.METRICS_PORT, httpPort: config.HTTP_PORT }, 'delivery service started');
 }
 
 main().catch((error) => exitOnStartupFailure(runtime.logger, error));

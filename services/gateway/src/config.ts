@@ -14,7 +14,7 @@ const serviceUrl = (name: string) =>
 
 export const configSchema = z.object({
   ...baseServiceSchema('gateway'),
-  HTTP_PORT: port(8080).describe('Public HTTP port: the API under /api/v1, the console elsewhere, /healthz, /readyz, /metrics'),
+  HTTP_PORT: port(8080).describe('Public HTTP port: the API under /api/v1, the console elsewhere, /healthz, /readyz (metrics: METRICS_PORT)'),
   TOKEN_SERVICE_ADDR: grpcAddress().describe('host:port of the token gRPC service that authenticates every API request'),
   PROJECT_SERVICE_URL: serviceUrl('project'),
   WEBHOOK_SERVICE_URL: serviceUrl('webhook'),

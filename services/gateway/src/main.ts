@@ -1,7 +1,7 @@
 import { config, runtime } from './instrumentation';
 import { createGrpcClient, createHealthChecker } from '@worklane/grpc';
 import { closeHttpServer, listen } from '@worklane/http';
-import { exitOnStartupFailure } from '@worklane/observability';
+import { exitOnStartupFailure, closeMetricsServer, serveMetrics } from '@worklane/observability';
 import { loadProto, type TokenProto } from '@worklane/proto';
 import { createApp, type Upstream } from './app';
 import { TokenAuthenticator } from './authenticate';
@@ -42,6 +42,7 @@ async function main(): Promise<void> {
     isReady: async () => lifecycle.ready && upstreamsReady(),
   });
   const server = await listen(app, config.HTTP_PORT, config.HOST);
+  const metricsServer = await serveMetrics(metrics, config.METRICS_PORT, config.HOST);
 
   lifecycle
     .onShutdown('http', () => closeHttpServer(server))
@@ -51,9 +52,10 @@ async function main(): Promise<void> {
       tokenHealth.close();
       agents.destroy();
     })
+    .onShutdown('metrics', () => closeMetricsServer(metricsServer))
     .onShutdown('tracing', () => tracing.shutdown());
   lifecycle.handleSignals();
-  logger.info({ httpPort: config.HTTP_PORT, upstreams: Object.keys(upstreams).filter((name) => upstreams[name as Upstream]) }, 'gateway started');
+  logger.info({ metricsPort: config.METRICS_PORT, httpPort: config.HTTP_PORT, upstreams: Object.keys(upstreams).filter((name) => upstreams[name as Upstream]) }, 'gateway started');
 }
 
 main().catch((error) => exitOnStartupFailure(runtime.logger, error));

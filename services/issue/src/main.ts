@@ -6,7 +6,7 @@ import { createPool, migrate, pingDatabase } from '@worklane/db';
 import { closeHttpServer, listen } from '@worklane/http';
 import { inputLimitsFrom } from '@worklane/http';
 import { connectNats, ensureIssueEventsStream, jetstream, jetstreamManager, natsAnswers, registerStreamMetrics, streamLimitsFrom } from '@worklane/messaging';
-import { exitOnStartupFailure, promClient } from '@worklane/observability';
+import { exitOnStartupFailure, promClient, closeMetricsServer, serveMetrics } from '@worklane/observability';
 import { createApp } from './app';
 import { grpcProjectDirectory, grpcTeamMembers, rememberingProjectDirectory } from './clients/directories';
 import { IssueStore } from './data/issues';
@@ -80,6 +80,7 @@ async function main(): Promise<void> {
     isReady: async () => lifecycle.ready && (await pingDatabase(pool)) && (await natsAnswers(nats)),
   });
   const server = await listen(app, config.HTTP_PORT, config.HOST);
+  const metricsServer = await serveMetrics(metrics, config.METRICS_PORT, config.HOST);
 
   lifecycle
     .onShutdown('http', () => closeHttpServer(server))
@@ -91,9 +92,10 @@ async function main(): Promise<void> {
       members.close();
     })
     .onShutdown('database', () => pool.end())
+    .onShutdown('metrics', () => closeMetricsServer(metricsServer))
     .onShutdown('tracing', () => tracing.shutdown());
   lifecycle.handleSignals();
-  logger.info({ httpPort: config.HTTP_PORT }, 'issue service started');
+  logger.info({ metricsPort: config.METRICS_PORT, httpPort: config.HTTP_PORT }, 'issue service started');
 }
 
 main().catch((error) => exitOnStartupFailure(runtime.logger, error));

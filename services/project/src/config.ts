@@ -8,7 +8,7 @@ export const configSchema = z.object({
   ...baseServiceSchema('project'),
   ...databaseSchema('project'),
   ...inputLimitSettings,
-  HTTP_PORT: port(8081).describe('HTTP port of the API, /healthz, /readyz and /metrics'),
+  HTTP_PORT: port(8081).describe('HTTP port of the API, /healthz and /readyz (metrics: METRICS_PORT)'),
   GRPC_PORT: port(7002).describe('Port of the internal ProjectDirectory gRPC service'),
   ...publicKeysSchema(TRUSTED_PRINCIPALS),
   ...pagingSettings,

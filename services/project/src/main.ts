@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { openServiceDatabase, pingDatabase } from '@worklane/db';
 import { closeHttpServer, listen } from '@worklane/http';
 import { inputLimitsFrom } from '@worklane/http';
-import { exitOnStartupFailure } from '@worklane/observability';
+import { exitOnStartupFailure, closeMetricsServer, serveMetrics } from '@worklane/observability';
 import { createApp } from './app';
 
 const MIGRATIONS = join(__dirname, '..', 'migrations');
@@ -25,14 +25,16 @@ async function main(): Promise<void> {
   });
   const grpcPort = await app.grpc.listen(config.HOST, config.GRPC_PORT);
   const server = await listen(app.http, config.HTTP_PORT, config.HOST);
+  const metricsServer = await serveMetrics(metrics, config.METRICS_PORT, config.HOST);
 
   lifecycle
     .onShutdown('http', () => closeHttpServer(server))
     .onShutdown('grpc', () => app.grpc.shutdown())
     .onShutdown('database', () => pool.end())
+    .onShutdown('metrics', () => closeMetricsServer(metricsServer))
     .onShutdown('tracing', () => tracing.shutdown());
   lifecycle.handleSignals();
-  logger.info({ httpPort: config.HTTP_PORT, grpcPort }, 'project service started');
+  logger.info({ metricsPort: config.METRICS_PORT, httpPort: config.HTTP_PORT, grpcPort }, 'project service started');
 }
 
 main().catch((error) => exitOnStartupFailure(runtime.logger, error));

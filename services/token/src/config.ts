@@ -10,7 +10,7 @@ export const configSchema = z
   .object({
     ...baseServiceSchema('token'),
     ...databaseSchema('token'),
-    HTTP_PORT: port(9101).describe('Operations HTTP port: /healthz, /readyz and /metrics only'),
+    HTTP_PORT: port(9101).describe('Operations HTTP port: /healthz and /readyz only (metrics: METRICS_PORT)'),
     GRPC_PORT: port(7001).describe('Port of the TokenService and AccountService gRPC API'),
     ...publicKeysSchema(TRUSTED_PRINCIPALS),
     SESSION_IDLE_TIMEOUT_SECONDS: seconds(8 * 3600).describe('A console session ends after this long without a request'),

@@ -10,7 +10,7 @@ export const configSchema = z.object({
   ...baseServiceSchema('webhook'),
   ...databaseSchema('webhook'),
   ...inputLimitSettings,
-  HTTP_PORT: port(8082).describe('HTTP port of the API, /healthz, /readyz and /metrics'),
+  HTTP_PORT: port(8082).describe('HTTP port of the API, /healthz and /readyz (metrics: METRICS_PORT)'),
   GRPC_PORT: port(7003).describe('Port of the internal WebhookDirectory gRPC service'),
   ...publicKeysSchema(TRUSTED_PRINCIPALS),
   WEBHOOK_SECRET_KEY: secretKey().describe('Key (>= 32 characters) that encrypts webhook signing secrets at rest (AES-256-GCM)'),

@@ -17,6 +17,7 @@ export {
   readPage,
   rowsToFetch,
   sendPage,
+  streamWholeList,
   type ListKind,
   type PageLimits,
   type PageRequest,

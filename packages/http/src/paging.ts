@@ -154,3 +154,55 @@ export function sendPage<Row, Key>(
   if (next !== null) res.append('Link', `<${nextPageLink(req, next, page.limit)}>; rel="next"`);
   res.type('application/json').send(`{"data":[${parts.join(',')}],"next_cursor":${JSON.stringify(next)}}`);
 }
+
+/** Rows read per query while a whole-set list streams. */
+export const WHOLE_LIST_BATCH = 100;
+
+/**
+ * Answers a whole-set list (`{"data": [...]}`, no paging asked for) without holding it in memory:
+ * rows are read `batchSize` at a time, each batch after the last key of the one before, and written
+ * as they come, waiting whenever the client is slower than the database. `readBatch` answers
+ * undefined when the parent is not found, which is reported (false) before anything is sent. A
+ * failure after the first batch cuts the connection (see the error handler), never a short list
+ * that looks complete.
+ */
+export async function streamWholeList<Row, Key>(
+  res: Response,
+  readBatch: (after: Key | undefined, take: number) => Promise<Row[] | undefined>,
+  keyOf: (row: Row) => Key,
+  batchSize = WHOLE_LIST_BATCH,
+): Promise<boolean> {
+  let rows = await readBatch(undefined, batchSize);
+  if (rows === undefined) return false;
+  res.status(200).type('application/json');
+  let separator = '';
+  let body = '{"data":[';
+  for (;;) {
+    for (const row of rows) {
+      body += separator + JSON.stringify(row);
+      separator = ',';
+    }
+    if (rows.length < batchSize) break;
+    if (!res.write(body) && !(await drained(res))) return true;
+    body = '';
+    rows = (await readBatch(keyOf(rows[rows.length - 1]!), batchSize)) ?? [];
+  }
+  res.end(`${body}]}`);
+  return true;
+}
+
+/** Resolves true when the response can take more, false when the client went away. */
+function drained(res: Response): Promise<boolean> {
+  if (res.destroyed) return Promise.resolve(false);
+  return new Promise((resolve) => {
+    const done = (ok: boolean) => {
+      res.off('drain', onDrain);
+      res.off('close', onClose);
+      resolve(ok);
+    };
+    const onDrain = () => done(true);
+    const onClose = () => done(false);
+    res.once('drain', onDrain);
+    res.once('close', onClose);
+  });
+}

@@ -88,6 +88,22 @@ describe('4.1 list projects', () => {
     expect(response.status).toBe(200);
     expect(response.body).toEqual({ data: created });
   });
+
+  it('streams the whole set across read batches, in order, as one JSON document', async () => {
+    const organization = await createOrganization('Many');
+    const path = `/teams/${mine.team_id}/organizations/${organization}/projects`;
+    // 2.5 of the list's read batches (WHOLE_LIST_BATCH = 100), so both the batch boundary and a short last batch are crossed.
+    const created: Array<{ id: number }> = [];
+    for (let i = 0; i < 250; i += 10) {
+      created.push(...(await Promise.all(Array.from({ length: 10 }, (_, j) => createProject({ name: `P ${i + j}` }, path)))));
+    }
+    created.sort((a, b) => a.id - b.id);
+    const response = await client.get(path);
+    expect(response.status).toBe(200);
+    expect(response.headers['content-type']).toMatch(/^application\/json/);
+    expect(response.body.data.map((p: { id: number }) => p.id)).toEqual(created.map((p) => p.id));
+    expect(Object.keys(response.body)).toEqual(['data']);
+  });
 });
 
 describe('4.3 update a project', () => {

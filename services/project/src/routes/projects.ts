@@ -1,7 +1,7 @@
 import type { Router } from 'express';
 import type { Pool } from '@worklane/db';
-import { byId, idParam, notFound, parseBody, readPage, resource, rowsToFetch, sendPage, withQuotaAnswer, type PageLimits } from '@worklane/http';
-import { createProject, findProject, listProjects, updateProject, type OnSlugConflict } from '../data/projects';
+import { byId, idParam, notFound, parseBody, readPage, resource, rowsToFetch, sendPage, streamWholeList, withQuotaAnswer, type PageLimits } from '@worklane/http';
+import { createProject, findProject, listProjects, updateProject, type OnSlugConflict, type Project } from '../data/projects';
 import { createProjectInput, updateProjectInput } from '../domain/project-input';
 import { organizationScope } from './scope';
 
@@ -24,9 +24,13 @@ export function projectRoutes(router: Router, deps: ProjectRouteDeps): void {
     get: async (req, res) => {
       const scope = organizationScope(req);
       const page = readPage(req, PROJECT_LIST, deps.pageLimits, 'on-request');
-      const projects = await listProjects(pool, scope, page && { take: rowsToFetch(page), afterId: page.after });
+      if (!page) {
+        const found = await streamWholeList<Project, number>(res, (afterId, take) => listProjects(pool, scope, { take, afterId }), (project) => project.id);
+        if (!found) throw notFound();
+        return;
+      }
+      const projects = await listProjects(pool, scope, { take: rowsToFetch(page), afterId: page.after });
       if (!projects) throw notFound();
-      if (!page) return void res.json({ data: projects });
       sendPage(req, res, PROJECT_LIST, page, projects, (project) => project.id);
     },
     post: async (req, res) => {

@@ -15,7 +15,7 @@ const TEAM = '/api/v1/teams/:team';
 const PROJECT = `${TEAM}/organizations/:organization/projects/:project`;
 
 /**
- * Every route of the public API (SPEC.md and DESIGN.md section 2's extensions) and the service
+ * Every route of the public API (the README's "The API" table) and the service
  * that answers it. Anything else under /api is 404, a known path with another method 405.
  */
 export const API_ROUTES: readonly ApiRoute[] = [

@@ -44,7 +44,7 @@ export interface DeliveryHeaderInput extends SignatureInput {
   userAgent: string;
 }
 
-/** Every header of a delivery attempt, as DESIGN.md section 4 lists them. */
+/** Every header of a delivery attempt, as docs/webhooks.md lists them for receivers. */
 export function deliveryHeaders(input: DeliveryHeaderInput): Record<string, string> {
   return {
     'Content-Type': 'application/json',

@@ -1,4 +1,4 @@
-// The API's resources as the console reads them (DESIGN.md section 2 and the delivery log).
+// The API's resources as the console reads them (the README's "The API" and the delivery log).
 
 export interface Organization {
   id: number;

@@ -18,7 +18,7 @@ const problemsOf = (env: Record<string, string>) => {
 };
 
 describe('delivery configuration', () => {
-  it('defaults to the retry schedule, timeouts and ports of DESIGN.md and docs/architecture.md', () => {
+  it('defaults to the retry schedule, timeouts and ports that docs/webhooks.md and docs/architecture.md state', () => {
     const config = loadDeliveryConfig(required);
     expect(config.WEBHOOK_RETRY_SCHEDULE).toEqual([0, 5, 300, 1800, 7200, 18000, 36000, 36000]);
     expect(config.WEBHOOK_CONNECT_TIMEOUT_MS).toBe(5_000);

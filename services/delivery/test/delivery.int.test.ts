@@ -1,6 +1,6 @@
 // Signed webhook delivery end to end: issues created and changed through the gateway reach a real
-// HTTPS receiver through the outbox, JetStream and the delivery service, exactly as DESIGN.md
-// section 4 describes.
+// HTTPS receiver through the outbox, JetStream and the delivery service, exactly as docs/webhooks.md
+// describes.
 import { randomBytes } from 'node:crypto';
 import { DnsResponder } from './support/dns';
 import { OtlpSink } from './support/otlp';
@@ -342,13 +342,13 @@ describe('the delivery log API', () => {
 describe('metrics', () => {
   it('exposes deliveries by outcome, attempt latency, lag, retries, consumer pending and outbox backlog', async () => {
     const metricsOf = async (url: string) => (await fetch(`${url}/metrics`)).text();
-    const delivery = await metricsOf(env.system.services.delivery!.url);
+    const delivery = await metricsOf(env.system.services.delivery!.metricsUrl);
     expect(delivery).toMatch(/^worklane_webhook_deliveries_total\{[^}]*outcome="succeeded"[^}]*\} [1-9]\d*$/m);
     expect(delivery).toMatch(/^worklane_webhook_deliveries_total\{[^}]*outcome="exhausted"[^}]*\} [1-9]\d*$/m);
     expect(delivery).toMatch(/^worklane_webhook_attempt_duration_seconds_count\{[^}]*result="5xx"[^}]*\} [1-9]\d*$/m);
     expect(delivery).toMatch(/^worklane_webhook_delivery_lag_seconds_count(\{[^}]*\})? [1-9]\d*$/m);
     expect(delivery).toMatch(/^worklane_webhook_retries_scheduled_total(\{[^}]*\})? [1-9]\d*$/m);
     expect(delivery).toMatch(/^worklane_delivery_consumer_pending(\{[^}]*\})? \d+$/m);
-    expect(await metricsOf(env.system.services.issue!.url)).toMatch(/^worklane_outbox_backlog(\{[^}]*\})? \d+$/m);
+    expect(await metricsOf(env.system.services.issue!.metricsUrl)).toMatch(/^worklane_outbox_backlog(\{[^}]*\})? \d+$/m);
   });
 });

@@ -48,7 +48,7 @@ interface Answer {
 
 /**
  * Asks the token service about every request it cannot answer from a cache that is guaranteed
- * fresh (DESIGN.md section 3). The token service grants each successful authentication a lease
+ * fresh (the README's Architecture section: leases and revocation). The token service grants each successful authentication a lease
  * (Identity.cache_ttl_ms) that it records on the token row, and RevokeToken does not return before
  * that lease has run out by the database's clock. The lease starts when the database looks the
  * token up, which is after this gateway sent the call, so an entry kept for the lease measured

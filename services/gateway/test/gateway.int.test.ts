@@ -1,5 +1,5 @@
 // The public API's edge, through a real gateway in front of the whole system: every error case
-// of DESIGN.md section 2 that the gateway answers, team isolation, the identity it forwards, what
+// of the README's API table that the gateway answers, team isolation, the identity it forwards, what
 // the services do with identities the gateway did not sign, the console behind it, readiness and
 // every service's metrics.
 import { parsePrivateKey } from '@worklane/config';
@@ -278,7 +278,7 @@ describe('metrics', () => {
   it('counts and times gateway requests by route template, never by raw path', async () => {
     await api(system, alice.token).get(projects(alice));
     await api(system).get('/no/such/route');
-    const all = await scrape(system.gatewayUrl);
+    const all = await scrape(system.metricsUrls.gateway);
     expectRouteMetrics(all, { method: 'GET', route: PROJECTS, status: '200' });
     expectRouteMetrics(all, { method: 'GET', route: 'unmatched', status: '404' });
   });
@@ -287,10 +287,10 @@ describe('metrics', () => {
     await api(system, alice.token).get(`/teams/${alice.team_id}/webhooks`);
     await api(system, alice.token).post(projects(alice), { name: 'Counted' });
     await api(system, alice.token).get(projects(alice));
-    const project = await scrape(system.urls.project);
+    const project = await scrape(system.metricsUrls.project);
     expectRouteMetrics(project, { method: 'GET', route: PROJECTS, status: '200' });
     expectRouteMetrics(project, { method: 'POST', route: PROJECTS, status: '201' });
-    expectRouteMetrics(await scrape(system.urls.webhook), { method: 'GET', route: '/api/v1/teams/:team/webhooks', status: '200' });
+    expectRouteMetrics(await scrape(system.metricsUrls.webhook), { method: 'GET', route: '/api/v1/teams/:team/webhooks', status: '200' });
   });
 
   it('has the issue, delivery and console services count and time requests by route template', async () => {
@@ -303,19 +303,36 @@ describe('metrics', () => {
     await direct(system.gatewayUrl, 'GET', '/login');
 
     const TEAM = '/api/v1/teams/:team';
-    expectRouteMetrics(await scrape(system.urls.issue), {
+    expectRouteMetrics(await scrape(system.metricsUrls.issue), {
       method: 'POST',
       route: `${TEAM}/organizations/:organization/projects/:project/issues`,
       status: '201',
     });
-    expectRouteMetrics(await scrape(system.urls.delivery), { method: 'GET', route: `${TEAM}/webhooks/:webhook/deliveries`, status: '200' });
-    expectRouteMetrics(await scrape(system.urls.console), { method: 'GET', route: '/login', status: '200' });
+    expectRouteMetrics(await scrape(system.metricsUrls.delivery), { method: 'GET', route: `${TEAM}/webhooks/:webhook/deliveries`, status: '200' });
+    expectRouteMetrics(await scrape(system.metricsUrls.console), { method: 'GET', route: '/login', status: '200' });
+  });
+
+  it('serves metrics on each service's metrics port only: the public and API ports answer 404 for /metrics', async () => {
+    const atGateway = await direct(system.gatewayUrl, 'GET', '/metrics');
+    expect(atGateway.status).toBe(404);
+    expect(atGateway.text).not.toContain('worklane_');
+    // Nor can a client reach a service's metrics through the gateway's routes.
+    expect((await api(system, alice.token).get('/metrics')).status).toBe(404);
+    for (const name of ['token', 'project', 'webhook', 'issue', 'delivery', 'console'] as const) {
+      const response = await direct(system.urls[name], 'GET', '/metrics');
+      expect({ name, status: response.status, metrics: response.text.includes('worklane_') }).toEqual({ name, status: 404, metrics: false });
+    }
+    const scraped = await direct(system.metricsUrls.gateway, 'GET', '/metrics');
+    expect(scraped.status).toBe(200);
+    expect(scraped.headers['content-type']).toMatch(/^text\/plain/);
+    // The metrics listener serves nothing else.
+    expect((await direct(system.metricsUrls.gateway, 'GET', '/readyz')).status).toBe(404);
   });
 
   it('has the token service count and time its gRPC calls by method', async () => {
     await api(system, alice.token).get(projects(alice));
     await api(system, 'wl_' + 'A'.repeat(36)).get(projects(alice));
-    const all = await scrape(system.urls.token);
+    const all = await scrape(system.metricsUrls.token);
     const authenticate = '/worklane.token.v1.TokenService/Authenticate';
     for (const code of ['OK', 'UNAUTHENTICATED']) {
       expect(samples(all, 'worklane_grpc_requests_total', { method: authenticate, code })[0]?.value).toBeGreaterThan(0);

@@ -1,4 +1,4 @@
-// SPEC.md sections 2.1 and 4.1-4.3 and DESIGN.md section 2, through the gateway against the real
+// The project and organization routes of the README's API table, through the gateway against the real
 // token, project and webhook services, with tokens made by the CLI's bootstrap.
 import { api, bootstrapTeam, revokeToken, startSystem, type ApiClient, type BootstrapResult, type System } from '@worklane/testing';
 

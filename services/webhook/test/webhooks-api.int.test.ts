@@ -1,4 +1,4 @@
-// SPEC.md sections 2.2 and 4.4-4.6 and DESIGN.md section 2, through the gateway against the real
+// The webhook routes of the README's API table, through the gateway against the real
 // token, project and webhook services, with tokens made by the CLI's bootstrap.
 import { api, bootstrapTeam, startSystem, type ApiClient, type BootstrapResult, type System } from '@worklane/testing';
 

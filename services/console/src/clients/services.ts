@@ -10,7 +10,7 @@ export interface ServiceResponse<Body = unknown> {
   body: Body;
 }
 
-/** The API's error body (DESIGN.md section 2). */
+/** The API's error body (the README's error table). */
 export interface ApiErrorBody {
   message?: string;
   errors?: Record<string, string[]>;

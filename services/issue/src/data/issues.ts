@@ -36,8 +36,8 @@ const SCOPE = 'team_id = $1 AND organization_id = $2 AND project_id = $3';
 /**
  * The CTE `event` that writes the event of the change in CTE `changed` to the outbox, and the
  * final SELECT that returns the issue and wakes the relays at commit. The payload is built here, in
- * the statement that makes the change, from the same columns the API returns: the envelope of
- * DESIGN.md section 4 as compact JSON, `{"id", "event", "created_at", "team_id", "issue"}`, plus
+ * the statement that makes the change, from the same columns the API returns: the webhook body of
+ * docs/webhooks.md as compact JSON, `{"id", "event", "created_at", "team_id", "issue"}`, plus
  * `changes` (given as JSON) for issue.updated. `$1` is the team, `eventParam` the event id,
  * `traceParam` the trace context.
  */

@@ -12,7 +12,7 @@ const errorsOf = (run: () => unknown) => {
 };
 
 describe('issue fields', () => {
-  it('requires a title on create and applies the defaults of DESIGN.md', () => {
+  it('requires a title on create and applies the documented defaults', () => {
     expect(errorsOf(() => parseBody(createIssueSchema, {}))).toEqual({ status: 422, errors: { title: ['The title field is required.'] } });
     expect(newIssueValues(parseBody(createIssueSchema, { title: '  Login fails  ' }))).toEqual({
       title: 'Login fails',

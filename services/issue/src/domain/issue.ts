@@ -80,7 +80,7 @@ const nullableUserId = z
   .nullable()
   .refine((value) => value === null || (Number.isSafeInteger(value) && value > 0), { error: 'The assigned to field must be a user id.' });
 
-/** POST body: `title` is required; the rest take the defaults of DESIGN.md section 2. */
+/** POST body: `title` is required; the rest take the defaults the README's Issue resource lists. */
 export const createIssueSchema = z.object({
   title: fields.requiredString(ISSUE_TEXT_LIMITS.title),
   description: fields.nullableString(ISSUE_TEXT_LIMITS.description).optional(),

@@ -1,7 +1,7 @@
 import { claimTeamQuota, isUniqueViolation, timestamp, withTransaction, type Pool, type PoolClient, type Queryable } from '@worklane/db';
 import { MAX_SLUG_LENGTH, slugCandidatePrefix, slugify } from '../domain/slug';
 
-/** ProjectResource: exactly the fields of SPEC.md 2.1. */
+/** ProjectResource: exactly the fields the README's Project resource lists. */
 export interface Project {
   id: number;
   organization_id: number;

@@ -1,7 +1,7 @@
 import { claimTeamQuota, timestamp, withTransaction, type Pool, type Queryable } from '@worklane/db';
 import type { WebhookEvent } from '../domain/webhook-input';
 
-/** WebhookResource: exactly the fields of SPEC.md 2.2. The secret is never part of it. */
+/** WebhookResource: exactly the fields the README's Webhook resource lists. The secret is never part of it. */
 export interface Webhook {
   id: number;
   team_id: number;

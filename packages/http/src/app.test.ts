@@ -1,7 +1,7 @@
 import { generateKeyPairSync } from 'node:crypto';
 import request from 'supertest';
 import pino from 'pino';
-import { createMetrics } from '@worklane/observability';
+import { createMetrics, createMetricsServer, type ServiceMetrics } from '@worklane/observability';
 import { createServiceApp } from './app';
 import { signIdentity } from './identity';
 import { idParam, resource } from './routes';
@@ -12,10 +12,10 @@ const gateway = generateKeyPairSync('ed25519');
 const issue = generateKeyPairSync('ed25519');
 const GATEWAY = { name: 'gateway', key: gateway.privateKey };
 
-function app() {
+function app(metrics: ServiceMetrics = createMetrics('test')) {
   return createServiceApp({
     logger: pino({ level: 'silent' }),
-    metrics: createMetrics('test'),
+    metrics,
     isReady: () => true,
     identityIssuers: { gateway: gateway.publicKey },
     routes: (router) => {
@@ -96,10 +96,14 @@ describe('createServiceApp', () => {
   });
 
   it('labels metrics with route templates', async () => {
-    const instance = app();
+    const registry = createMetrics('test');
+    const instance = app(registry);
     const url = '/api/v1/teams/1/things/7';
     await request(instance).get(url).set(signed('GET', url));
-    const metrics = await request(instance).get('/metrics');
+    // The API port has no /metrics; the metrics listener serves them.
+    expect((await request(instance).get('/metrics')).status).toBe(404);
+    const metrics = await request(createMetricsServer(registry)).get('/metrics');
+    expect(metrics.status).toBe(200);
     expect(metrics.text).toContain('route="/api/v1/teams/:team/things/:thing"');
     expect(metrics.text).not.toContain('things/7');
   });
@@ -125,9 +129,10 @@ describe('createServiceApp', () => {
 
 describe('createServiceApp for a proxy', () => {
   it('leaves bodies unread with parseBodies: false and labels metrics with res.locals.route', async () => {
+    const registry = createMetrics('test');
     const instance = createServiceApp({
       logger: pino({ level: 'silent' }),
-      metrics: createMetrics('test'),
+      metrics: registry,
       isReady: () => true,
       parseBodies: false,
       routes: (router) => {
@@ -141,7 +146,7 @@ describe('createServiceApp for a proxy', () => {
     });
     const response = await request(instance).post('/things/9').set('Content-Type', 'text/plain').send('not json at all');
     expect(response.body).toEqual({ bytes: 15, parsed: false });
-    const metrics = await request(instance).get('/metrics');
+    const metrics = await request(createMetricsServer(registry)).get('/metrics');
     expect(metrics.text).toContain('route="/things/:thing"');
   });
 });

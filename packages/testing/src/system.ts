@@ -25,6 +25,8 @@ export interface System {
   gatewayUrl: string;
   /** HTTP base URL of every service (started or not), by name. */
   urls: Record<ServiceName, string>;
+  /** http://127.0.0.1:<METRICS_PORT> of each service: scrape `${metricsUrls[name]}/metrics`. */
+  metricsUrls: Record<ServiceName, string>;
   /** host:port of the gRPC services. */
   grpcAddrs: { token: string; project: string; webhook: string };
   /**
@@ -114,6 +116,7 @@ export async function startSystem(options: StartSystemOptions = {}): Promise<Sys
   const system: System = {
     gatewayUrl: `http://127.0.0.1:${ports.gateway.http}`,
     urls: Object.fromEntries(SERVICES.map((s) => [s.name, `http://127.0.0.1:${ports[s.name].http}`])) as Record<ServiceName, string>,
+    metricsUrls: Object.fromEntries(SERVICES.map((s) => [s.name, `http://127.0.0.1:${ports[s.name].metrics}`])) as Record<ServiceName, string>,
     grpcAddrs: Object.fromEntries(GRPC_SERVICES.map((n) => [n, `127.0.0.1:${ports[n].grpc}`])) as System['grpcAddrs'],
     env: shared,
     serviceEnv: envs,

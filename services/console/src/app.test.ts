@@ -1,7 +1,7 @@
 import { generateKeyPairSync } from 'node:crypto';
 import request from 'supertest';
 import pino from 'pino';
-import { createMetrics } from '@worklane/observability';
+import { createMetrics, createMetricsServer } from '@worklane/observability';
 import { createApp, type ConsoleOptions } from './app';
 import type { Accounts } from './clients/accounts';
 import { ServiceApi } from './clients/services';
@@ -120,11 +120,13 @@ describe('console app', () => {
     expect(page.text).toMatch(/<script src="\/assets\/console\.js\?v=[0-9a-f]{12}" defer><\/script>/);
   });
 
-  it('keeps health, readiness and metrics', async () => {
-    const app = consoleApp();
+  it('keeps health and readiness, and its metrics on the metrics listener only', async () => {
+    const metricsOfConsole = createMetrics('console');
+    const app = consoleApp({ metrics: metricsOfConsole });
     expect((await request(app).get('/healthz')).status).toBe(200);
     expect((await request(app).get('/readyz')).status).toBe(200);
-    const metrics = await request(app).get('/metrics');
+    expect((await request(app).get('/metrics')).status).not.toBe(200);
+    const metrics = await request(createMetricsServer(metricsOfConsole)).get('/metrics');
     expect(metrics.text).toContain('worklane_console_login_attempts_total');
   });
 });

@@ -88,7 +88,7 @@ it('dead-letters an event too large for the bus, shows it in its team\'s deliver
     expect(entries.filter((candidate) => candidate.event_id === poisonId)).toEqual([]);
   }
 
-  const issueUrl = env.system.services.issue!.url;
+  const issueUrl = env.system.services.issue!.metricsUrl;
   expect(await metric(issueUrl, /^worklane_outbox_dead_lettered_total\{[^}]*reason="payload_too_large"[^}]*\} (\d+)$/m)).toBe(1);
   expect(await metric(issueUrl, /^worklane_outbox_backlog(?:\{[^}]*\})? (\d+)$/m)).toBe(0);
   const { rows } = await issueDb.query(`SELECT reason, team_id::int AS team_id, octet_length(payload) AS size FROM outbox_dead_letters WHERE id = $1`, [poisonId]);

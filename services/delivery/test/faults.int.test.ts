@@ -121,7 +121,7 @@ it('loses nothing when the issue service dies between committing events and publ
   await env.nats.shutdown();
   const ids: number[] = [];
   for (let i = 0; i < 10; i += 1) ids.push((await createIssue(team, { title: `Unpublished ${i}` })).id);
-  const metrics = await (await fetch(`${issue.url}/metrics`)).text();
+  const metrics = await (await fetch(`${issue.metricsUrl}/metrics`)).text();
   expect(Number(/^worklane_outbox_backlog(?:\{[^}]*\})? (\d+)$/m.exec(metrics)?.[1])).toBe(10);
   await issue.kill();
   await env.nats.start();

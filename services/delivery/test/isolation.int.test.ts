@@ -67,7 +67,7 @@ const ping = async (team: TestTeam, webhookId: number) => {
   expect(response.status).toBe(201);
   return response.body as Delivery;
 };
-const metrics = async () => (await fetch(`${env.system.services.delivery!.url}/metrics`)).text();
+const metrics = async () => (await fetch(`${env.system.services.delivery!.metricsUrl}/metrics`)).text();
 /** The value of `name` whose labels include `label` (e.g. `state="open"`), whatever other labels it has. */
 const metricValue = (text: string, name: string, label = '') => {
   const escaped = label.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');

@@ -52,6 +52,9 @@ function addForwardedHeaders(req: IncomingMessage): void {
 
 const isApiPath = (url: string) => url === '/api' || url.startsWith('/api/') || url.startsWith('/api?');
 
+/** /metrics in any case, with or without a trailing slash or a query. */
+const isMetricsPath = (url: string) => /^\/metrics\/?$/i.test(url.split('?', 1)[0]!);
+
 /**
  * The public entry point. Under /api: route table (404, 405), authentication of every request by
  * the token service (401, 503 when it cannot answer), the token's team (403), its rate (429),
@@ -110,6 +113,8 @@ export function createApp(deps: AppDeps): Express {
         // Absolute-form and `*` targets are for forward proxies; routing here reads paths only.
         if (!req.url.startsWith('/')) throw badRequest('The request target must be a path.');
         stripClientHeaders(req);
+        // Metrics live on each service's metrics port, never on the public one: not forwarded anywhere.
+        if (isMetricsPath(req.url)) throw notFound();
         return isApiPath(req.url) ? api(req, res, next) : toConsole(req, res, next);
       });
     },

@@ -209,7 +209,7 @@ describe('issue events', () => {
     const project = await newProject(team, 'Relayed');
     const before = (await streamMessages()).length;
     const published = async (url: string) => Number(/^worklane_outbox_published_total(?:\{[^}]*\})? (\d+)$/m.exec(await (await fetch(`${url}/metrics`)).text())?.[1] ?? 0);
-    const publishedBefore = (await published(system.services.issue!.url)) + (await published(second.url));
+    const publishedBefore = (await published(system.services.issue!.metricsUrl)) + (await published(second.metricsUrl));
 
     const created = await Promise.all(Array.from({ length: 30 }, (_, i) => client.post(issuesPath(project), { title: `Relay ${i}` })));
     expect(created.every((response) => response.status === 201)).toBe(true);
@@ -217,7 +217,7 @@ describe('issue events', () => {
       if (waited > 15_000) throw new Error('events were not published');
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
-    const publishedAfter = (await published(system.services.issue!.url)) + (await published(second.url));
+    const publishedAfter = (await published(system.services.issue!.metricsUrl)) + (await published(second.metricsUrl));
     expect(publishedAfter - publishedBefore).toBe(30);
     expect((await streamMessages()).length).toBe(before + 30);
     await second.stop();

@@ -147,7 +147,7 @@ describe('a full stream', () => {
   });
 
   const metric = async (name: string) => {
-    const text = await (await fetch(`${system.services.issue!.url}/metrics`)).text();
+    const text = await (await fetch(`${system.services.issue!.metricsUrl}/metrics`)).text();
     return Number(new RegExp(`^${name}(?:\\{[^}]*\\})? ([0-9.e+]+)$`, 'm').exec(text)?.[1] ?? Number.NaN);
   };
 

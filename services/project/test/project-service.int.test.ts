@@ -3,6 +3,7 @@
 // independent of the gateway in front of it.
 import request from 'supertest';
 import { signIdentity } from '@worklane/http';
+import { createMetricsServer } from '@worklane/observability';
 import { signerOf, signingKeyPairs } from '@worklane/testing';
 import { startDirectProjectService, type DirectProjectService } from './support/direct';
 
@@ -400,7 +401,8 @@ describe('identity', () => {
   });
 
   it('labels request metrics with route templates, never ids', async () => {
-    const metrics = await request(service.app.http).get('/metrics');
+    expect((await request(service.app.http).get('/metrics')).status).toBe(404);
+    const metrics = await request(createMetricsServer(service.metrics)).get('/metrics');
     expect(metrics.text).toContain('route="/api/v1/teams/:team/organizations/:organization/projects"');
     expect(metrics.text).not.toMatch(/route="[^"]*\/\d+/);
   });

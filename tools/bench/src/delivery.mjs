@@ -160,7 +160,7 @@ try {
   });
   await Promise.all(workers);
   const backlogTotal = created * WEBHOOKS;
-  const metricsUrl = `${system.services.issue.url}/metrics`;
+  const metricsUrl = `${system.services.issue.metricsUrl}/metrics`;
   const outboxBacklog = async () => Number(/^worklane_outbox_backlog(?:\{[^}]*\})? (\d+)$/m.exec(await (await fetch(metricsUrl)).text())?.[1] ?? NaN);
   await waitUntil(async () => (await outboxBacklog()) === 0, 120_000, 'the outbox to be published');
   const drainedBefore = receiver.firstReceipt.size;

@@ -1,5 +1,5 @@
 import { render } from '../src/helm.mjs';
-import { SERVICES, ofKind } from '../src/objects.mjs';
+import { SERVICES, byComponent, ofKind } from '../src/objects.mjs';
 
 // The metric names the services expose (packages/observability); alerts and dashboard use only these.
 const METRICS = [
@@ -64,12 +64,28 @@ test('the dashboard is valid Grafana JSON with RED and delivery-pipeline panels'
   expect(new Set(ids).size).toBe(ids.length);
 });
 
-test('a ServiceMonitor scrapes /metrics on the http port of every service, keeping the metrics\' own service label', () => {
+test('a ServiceMonitor scrapes /metrics on the metrics port of every service, keeping the metrics\' own service label', () => {
   const monitors = ofKind(objects, 'ServiceMonitor');
   expect(monitors).toHaveLength(SERVICES.length);
   for (const monitor of monitors) {
-    expect(monitor.spec.endpoints).toEqual([expect.objectContaining({ port: 'http', path: '/metrics', honorLabels: true })]);
+    expect(monitor.spec.endpoints).toEqual([expect.objectContaining({ port: 'metrics', path: '/metrics', honorLabels: true })]);
   }
+});
+
+test('every service serves metrics on a metrics port of its own: container port, Service port and METRICS_PORT agree', () => {
+  for (const name of SERVICES) {
+    const deployment = byComponent(objects, 'Deployment', name);
+    const container = deployment.spec.template.spec.containers.find((c) => c.name === name);
+    expect(container.ports).toContainEqual({ name: 'metrics', containerPort: 9464, protocol: 'TCP' });
+    const http = container.ports.find((p) => p.name === 'http');
+    expect(http.containerPort).not.toBe(9464);
+    const service = byComponent(objects, 'Service', name);
+    expect(service.spec.ports).toContainEqual(expect.objectContaining({ name: 'metrics', port: 9464, targetPort: 'metrics' }));
+    const config = byComponent(objects, 'ConfigMap', name);
+    expect(config.data.METRICS_PORT).toBe('9464');
+  }
+  const moved = render({ set: ['metrics.port=9999'] });
+  expect(byComponent(moved, 'ConfigMap', 'issue').data.METRICS_PORT).toBe('9999');
 });
 
 test('monitoring objects are not rendered unless enabled', () => {

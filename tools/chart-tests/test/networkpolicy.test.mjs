@@ -27,7 +27,7 @@ test('only the ingress controller reaches the gateway and the console from outsi
     expect(controller).toHaveLength(['gateway', 'console'].includes(name) ? 1 : 0);
     // Anything else from outside is Prometheus, on the metrics (http) port only.
     expect(external.length).toBe(controller.length + scrapers.length);
-    for (const rule of scrapers) expect(rule.ports).toEqual([{ port: 'http', protocol: 'TCP' }]);
+    for (const rule of scrapers) expect(rule.ports).toEqual([{ port: 'metrics', protocol: 'TCP' }]);
   }
 });
 

@@ -3,7 +3,8 @@ The services as the code defines them: ports, probes, what each one stores and w
 services it calls. Deployments, Services, environment and NetworkPolicies are all derived from
 this one table, so a call added here is wired and allowed in one place.
 
-  http / grpc      container ports (HTTP serves /healthz, /readyz and /metrics)
+  http / grpc      container ports (HTTP serves /healthz and /readyz; /metrics is on the
+                   `metrics` port, .Values.metrics.port, in every service)
   grpcProbes       readiness and startup use the native gRPC health probe on the gRPC port
   grpcAddrEnv      variable through which clients find this service's gRPC port
   database, nats   uses PostgreSQL (own schema, migrations) / NATS JetStream

@@ -23,6 +23,7 @@ secretKeyRef and never copied into the ConfigMap.
 {{- $data := dict
   "HOST" "0.0.0.0"
   "HTTP_PORT" (toString $svc.http)
+  "METRICS_PORT" (toString $root.Values.metrics.port)
   "LOG_LEVEL" $root.Values.logLevel
   "SHUTDOWN_TIMEOUT_MS" (include "worklane.shutdownTimeoutMs" .)
 -}}

@@ -83,11 +83,11 @@ spec:
           protocol: TCP
     {{- end }}
     {{- if and $root.Values.metrics.serviceMonitor.enabled $np.metricsFrom }}
-    # Prometheus scraping /metrics.
+    # Prometheus scraping /metrics, on the metrics port only.
     - from:
         {{- toYaml $np.metricsFrom | nindent 8 }}
       ports:
-        - port: http
+        - port: metrics
           protocol: TCP
     {{- end }}
   egress:

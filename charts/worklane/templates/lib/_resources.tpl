@@ -45,6 +45,11 @@ spec:
       protocol: TCP
       appProtocol: kubernetes.io/h2c
     {{- end }}
+    - name: metrics
+      port: {{ .root.Values.metrics.port }}
+      targetPort: metrics
+      protocol: TCP
+      appProtocol: http
 {{- end -}}
 
 {{- define "worklane.serviceAccount" -}}
@@ -149,7 +154,7 @@ spec:
     matchNames:
       - {{ .root.Release.Namespace }}
   endpoints:
-    - port: http
+    - port: metrics
       path: /metrics
       # The metrics carry their own `service` label (gateway, token, ...), which the alerts and the
       # dashboard select on; without this Prometheus would overwrite it with the Service's name.

@@ -82,6 +82,10 @@ spec:
               containerPort: {{ $svc.grpc }}
               protocol: TCP
             {{- end }}
+            # Prometheus /metrics only; the http port never serves it.
+            - name: metrics
+              containerPort: {{ $root.Values.metrics.port }}
+              protocol: TCP
           envFrom:
             - configMapRef:
                 name: {{ include "worklane.componentName" . }}

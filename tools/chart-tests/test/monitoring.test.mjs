@@ -84,7 +84,7 @@ test('every service serves metrics on a metrics port of its own: container port,
     const config = byComponent(objects, 'ConfigMap', name);
     expect(config.data.METRICS_PORT).toBe('9464');
   }
-  const moved = render({ set: ['metrics.port=9999'] });
+  const moved = render({ valuesFile: 'all-enabled-values.yaml', set: ['metrics.port=9999'] });
   expect(byComponent(moved, 'ConfigMap', 'issue').data.METRICS_PORT).toBe('9999');
 });
 

@@ -110,4 +110,4 @@ export {
   type PublicKeys,
   type Signer,
 } from './keys';
-export { inputLimitSettings, pagingSettings, teamQuota } from './limits';
+export { inputLimitSettings, listPageLimits, pagingSettings, teamQuota } from './limits';

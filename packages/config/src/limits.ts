@@ -22,6 +22,21 @@ export const pagingSettings = {
     .describe('Largest JSON of the rows of one page, in bytes: a page of large rows stops early (never below one row) and its next_cursor goes on from there'),
 };
 
+const pagingSchema = z.object(pagingSettings);
+
+/**
+ * The page sizes a service's configuration sets (the shape @worklane/http's paging reads);
+ * settings it lacks take their defaults, and the default page never exceeds the largest.
+ */
+export function listPageLimits(config: Partial<Record<keyof typeof pagingSettings, number>> = {}) {
+  const settings = pagingSchema.parse(config);
+  return {
+    defaultLimit: Math.min(settings.LIST_DEFAULT_LIMIT, settings.LIST_MAX_LIMIT),
+    maxLimit: settings.LIST_MAX_LIMIT,
+    maxBytes: settings.LIST_MAX_PAGE_BYTES,
+  };
+}
+
 /** A per-team quota: how many of `what` one team may hold; one more is refused. */
 export const teamQuota = (defaultLimit: number, what: string) =>
   z.coerce

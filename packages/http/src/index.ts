@@ -13,7 +13,6 @@ export {
   decodeCursor,
   encodeCursor,
   nextPageLink,
-  pageLimits,
   readPage,
   rowsToFetch,
   sendPage,

@@ -24,13 +24,6 @@ export interface PageLimits {
   maxBytes?: number | undefined;
 }
 
-/** The page limits a service's parsed configuration sets (@worklane/config's pagingSettings). */
-export const pageLimits = (config: { LIST_DEFAULT_LIMIT: number; LIST_MAX_LIMIT: number; LIST_MAX_PAGE_BYTES?: number }): PageLimits => ({
-  defaultLimit: Math.min(config.LIST_DEFAULT_LIMIT, config.LIST_MAX_LIMIT),
-  maxLimit: config.LIST_MAX_LIMIT,
-  maxBytes: config.LIST_MAX_PAGE_BYTES,
-});
-
 /** A list's name (so a cursor of one list is refused by another) and the shape of its sort key. */
 export interface ListKind<Key> {
   name: string;

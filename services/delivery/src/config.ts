@@ -60,13 +60,3 @@ export type Config = z.infer<typeof configSchema>;
 
 export const loadDeliveryConfig = (env?: Record<string, string | undefined>) => loadConfig(configSchema, env);
 
-/** The page sizes of a parsed configuration; missing settings take their defaults. */
-export function deliveryPageLimits(config: Partial<Pick<Config, 'LIST_DEFAULT_LIMIT' | 'LIST_MAX_LIMIT' | 'LIST_MAX_PAGE_BYTES'>> = {}) {
-  const { shape } = configSchema;
-  const maxLimit = shape.LIST_MAX_LIMIT.parse(config.LIST_MAX_LIMIT);
-  return {
-    defaultLimit: Math.min(shape.LIST_DEFAULT_LIMIT.parse(config.LIST_DEFAULT_LIMIT), maxLimit),
-    maxLimit,
-    maxBytes: shape.LIST_MAX_PAGE_BYTES.parse(config.LIST_MAX_PAGE_BYTES),
-  };
-}

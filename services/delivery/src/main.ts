@@ -1,5 +1,5 @@
 import { config, runtime } from './instrumentation';
-import { publicKeysOf } from '@worklane/config';
+import { listPageLimits, publicKeysOf } from '@worklane/config';
 import { IDENTITY_ISSUERS } from './config';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -23,7 +23,6 @@ import { createApp } from './app';
 import { grpcWebhookDirectory } from './clients/webhooks';
 import { recordDeadLettered } from './data/dead-letters';
 import { DeliveryStore } from './data/deliveries';
-import { deliveryPageLimits } from './config';
 import { DeliveryRetention } from './data/retention';
 import { EventConsumer } from './events/consumer';
 import { createDeliveryMetrics } from './metrics';
@@ -132,7 +131,7 @@ async function main(): Promise<void> {
     deliveries: store,
     webhooks,
     onDeliveryCreated: () => sender.wake(),
-    pageLimits: deliveryPageLimits(config),
+    pageLimits: listPageLimits(config),
     isReady: async () => lifecycle.ready && (await pingDatabase(pool)) && (await natsAnswers(nats)),
   });
   const server = await listen(app, config.HTTP_PORT, config.HOST);

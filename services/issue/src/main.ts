@@ -1,5 +1,5 @@
 import { config, runtime } from './instrumentation';
-import { publicKeysOf } from '@worklane/config';
+import { listPageLimits, publicKeysOf } from '@worklane/config';
 import { IDENTITY_ISSUERS } from './config';
 import { join } from 'node:path';
 import { createPool, migrate, pingDatabase } from '@worklane/db';
@@ -10,7 +10,6 @@ import { exitOnStartupFailure, promClient, closeMetricsServer, serveMetrics } fr
 import { createApp } from './app';
 import { grpcProjectDirectory, grpcTeamMembers, rememberingProjectDirectory } from './clients/directories';
 import { IssueStore } from './data/issues';
-import { issuePageLimits } from './config';
 import { OutboxRelay } from './events/relay';
 
 const MIGRATIONS = join(__dirname, '..', 'migrations');
@@ -76,7 +75,7 @@ async function main(): Promise<void> {
     issues: new IssueStore(pool),
     projects: rememberingProjectDirectory(projects, config.PROJECT_CACHE_TTL_MS),
     members,
-    pageLimits: issuePageLimits(config),
+    pageLimits: listPageLimits(config),
     isReady: async () => lifecycle.ready && (await pingDatabase(pool)) && (await natsAnswers(nats)),
   });
   const server = await listen(app, config.HTTP_PORT, config.HOST);

@@ -1,5 +1,16 @@
-import { baseServiceSchema, databaseSchema, grpcAddress, loadConfig, pagingSettings, port, publicKeysSchema, teamQuota, z } from '@worklane/config';
-import { inputLimitSettings } from '@worklane/config';
+import {
+  baseServiceSchema,
+  databaseSchema,
+  grpcAddress,
+  inputLimitSettings,
+  listPageLimits,
+  loadConfig,
+  pagingSettings,
+  port,
+  publicKeysSchema,
+  teamQuota,
+  z,
+} from '@worklane/config';
 
 /** Principals whose public keys this service holds: identity issuers and gRPC callers. */
 export const TRUSTED_PRINCIPALS = ['gateway', 'console', 'issue', 'cli'] as const;
@@ -23,13 +34,8 @@ export const loadProjectConfig = (env?: Record<string, string | undefined>) => l
 /** The list and quota limits of a parsed configuration; missing settings take their defaults. */
 export function projectLimits(config: Partial<Pick<Config, 'LIST_DEFAULT_LIMIT' | 'LIST_MAX_LIMIT' | 'LIST_MAX_PAGE_BYTES' | 'TEAM_MAX_ORGANIZATIONS' | 'TEAM_MAX_PROJECTS'>> = {}) {
   const { shape } = configSchema;
-  const maxLimit = shape.LIST_MAX_LIMIT.parse(config.LIST_MAX_LIMIT);
   return {
-    pageLimits: {
-      defaultLimit: Math.min(shape.LIST_DEFAULT_LIMIT.parse(config.LIST_DEFAULT_LIMIT), maxLimit),
-      maxLimit,
-      maxBytes: shape.LIST_MAX_PAGE_BYTES.parse(config.LIST_MAX_PAGE_BYTES),
-    },
+    pageLimits: listPageLimits(config),
     maxOrganizations: shape.TEAM_MAX_ORGANIZATIONS.parse(config.TEAM_MAX_ORGANIZATIONS),
     maxProjects: shape.TEAM_MAX_PROJECTS.parse(config.TEAM_MAX_PROJECTS),
   };

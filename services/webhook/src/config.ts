@@ -1,6 +1,17 @@
-import { baseServiceSchema, databaseSchema, list, loadConfig, port, publicKeysSchema, secretKey, z } from '@worklane/config';
-import { inputLimitSettings } from '@worklane/config';
-import { pagingSettings, teamQuota } from '@worklane/config';
+import {
+  baseServiceSchema,
+  databaseSchema,
+  inputLimitSettings,
+  list,
+  listPageLimits,
+  loadConfig,
+  pagingSettings,
+  port,
+  publicKeysSchema,
+  secretKey,
+  teamQuota,
+  z,
+} from '@worklane/config';
 import { receiverAddressSettings } from '@worklane/webhooks';
 
 /** Principals whose public keys this service holds: identity issuers and gRPC callers. */
@@ -30,13 +41,8 @@ export const loadWebhookConfig = (env?: Record<string, string | undefined>) => l
 /** The list and quota limits of a parsed configuration; missing settings take their defaults. */
 export function webhookLimits(config: Partial<Pick<Config, 'LIST_DEFAULT_LIMIT' | 'LIST_MAX_LIMIT' | 'LIST_MAX_PAGE_BYTES' | 'TEAM_MAX_WEBHOOKS'>> = {}) {
   const { shape } = configSchema;
-  const maxLimit = shape.LIST_MAX_LIMIT.parse(config.LIST_MAX_LIMIT);
   return {
-    pageLimits: {
-      defaultLimit: Math.min(shape.LIST_DEFAULT_LIMIT.parse(config.LIST_DEFAULT_LIMIT), maxLimit),
-      maxLimit,
-      maxBytes: shape.LIST_MAX_PAGE_BYTES.parse(config.LIST_MAX_PAGE_BYTES),
-    },
+    pageLimits: listPageLimits(config),
     maxWebhooks: shape.TEAM_MAX_WEBHOOKS.parse(config.TEAM_MAX_WEBHOOKS),
   };
 }

@@ -4,7 +4,7 @@ import { HttpError, idParam, notFound, readPage, requireTeam, resource, rowsToFe
 import { z } from 'zod';
 import { captureTraceContext } from '@worklane/messaging';
 import { DirectoryUnavailableError, type WebhookDirectory, type WebhookTarget } from '../clients/webhooks';
-import { deliveryPageLimits } from '../config';
+import { listPageLimits } from '@worklane/config';
 import type { DeliveryStore } from '../data/deliveries';
 import { isDeadLetterNotice } from '../data/dead-letters';
 
@@ -53,7 +53,7 @@ const DELIVERY_LOG: ListKind<[string, string]> = {
 
 export function deliveryRoutes(router: Router, deps: DeliveryRouteDeps): void {
   const { deliveries, webhooks, onDeliveryCreated } = deps;
-  const pageLimits = deps.pageLimits ?? deliveryPageLimits();
+  const pageLimits = deps.pageLimits ?? listPageLimits();
 
   resource(router, '/api/v1/teams/:team/webhooks/:webhook/deliveries', {
     get: async (req, res) => {

@@ -1,7 +1,7 @@
 import type { Request, Router } from 'express';
 import { byId, idParam, notFound, parseBody, readPage, requireTeam, resource, rowsToFetch, sendPage, validationFailed, type PageLimits } from '@worklane/http';
 import type { ProjectDirectory, TeamMembers } from '../clients/directories';
-import { issuePageLimits } from '../config';
+import { listPageLimits } from '@worklane/config';
 import type { IssueStore, ProjectScope } from '../data/issues';
 import { createIssueSchema, referencePrefix, updateIssueSchema } from '../domain/issue';
 
@@ -19,7 +19,7 @@ const ISSUE_LIST = byId('issues');
 export const ISSUES_PATH = '/api/v1/teams/:team/organizations/:organization/projects/:project/issues';
 
 export function issueRoutes(router: Router, deps: IssueRouteDeps): void {
-  const pageLimits = deps.pageLimits ?? issuePageLimits();
+  const pageLimits = deps.pageLimits ?? listPageLimits();
 
   /** The caller's team must own the organization, which must own the project; otherwise 404. */
   async function projectOf(req: Request) {

@@ -55,6 +55,9 @@ export function updatedReadme(readme = readFileSync(README, 'utf8')) {
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  // The services' built code runs on Node 24, as everywhere else in the repository.
+  const { useProjectNode } = await import('../../dev/src/provision/index.mjs');
+  await useProjectNode();
   if (process.argv.includes('--write')) writeFileSync(README, updatedReadme());
   else if (process.argv.includes('--check')) {
     const readme = readFileSync(README, 'utf8');

@@ -89,7 +89,6 @@ async function main(): Promise<void> {
     },
     pollIntervalMs: config.DELIVERY_POLL_INTERVAL_MS,
     leaseMs: config.DELIVERY_LEASE_MS ?? config.DELIVERY_DNS_TIMEOUT_MS + config.WEBHOOK_TIMEOUT_MS + 15_000,
-    retentionMs: config.DELIVERY_RETENTION_DAYS * 86_400_000,
   });
   const consumer = new EventConsumer({
     js: jetstream(nats),

@@ -2,7 +2,6 @@ import { randomUUID } from 'node:crypto';
 import { timestamp, type Pool } from '@worklane/db';
 import type { DeliveryStatus, EventHeader, FailureReason } from '../domain/delivery';
 import { deliveryId } from '../domain/delivery';
-import { deleteExpiredBatch } from './retention';
 import type { ClaimBudget } from '../sending/budgets';
 
 /** A delivery as the API shows it. */
@@ -338,13 +337,6 @@ export class DeliveryStore {
     );
   }
 
-  /**
-   * Deletes up to `limit` deliveries (attempts included) finished more than `retentionMs` ago. The
-   * retention job (data/retention.ts) removes them continuously; this is one batch of it.
-   */
-  async deleteFinishedBefore(retentionMs: number, limit = 10_000): Promise<number> {
-    return (await deleteExpiredBatch(this.pool, retentionMs, limit)).deliveries;
-  }
 
   /** Newest first; the whole log, or a page of `limit` after `cursor`. */
   async listForWebhook(teamId: number, webhookId: number, page?: { limit: number; after?: PageCursor }): Promise<DeliveryRecord[]> {

@@ -43,8 +43,6 @@ export interface SenderOptions {
   breaker: CircuitBreakerOptions;
   pollIntervalMs: number;
   leaseMs: number;
-  /** Finished deliveries older than this are deleted. */
-  retentionMs: number;
 }
 
 /** Deliveries claimed per query; more are claimed as soon as attempts finish. */
@@ -53,7 +51,6 @@ const CLAIM_BATCH = 100;
 const DIRECTORY_RETRY_MS = 5_000;
 /** Finished attempts free slots; waiting this long lets several be refilled by one claim. */
 const REFILL_DELAY_MS = 5;
-const CLEANUP_INTERVAL_MS = 10 * 60_000;
 /** Attempts finishing within this time are recorded by one statement. */
 const RECORD_LINGER_MS = 2;
 
@@ -89,7 +86,6 @@ export class DeliverySender {
   private rotateAfter = 0;
   private readonly attempts = new Set<Promise<void>>();
   private readonly resolving = new Map<string, Promise<CheckedAddress[]>>();
-  private lastCleanup = 0;
   private readonly recorder: GroupCommit<{ delivery: ClaimedDelivery; outcome: AttemptOutcome }, boolean>;
 
   constructor(private readonly options: SenderOptions) {
@@ -169,7 +165,6 @@ export class DeliverySender {
           logger.warn({ err: error, retryInMs: backoffMs }, 'claiming due deliveries failed');
         }
       }
-      await this.cleanUp();
       this.backlog = scannedFull || this.budgets.free <= 0 || this.budgets.anyAtBudget;
       if (!this.running) break;
       if (scannedFull && this.budgets.free > 0 && backoffMs === 0) continue;
@@ -208,18 +203,6 @@ export class DeliverySender {
       if (moved > 0) this.options.metrics.deferred.inc(moved);
     } catch (error) {
       this.options.logger.warn({ err: error }, 'deferring the deliveries of circuit-broken endpoints failed');
-    }
-  }
-
-  /** Keeps the delivery log to its retention period, a bounded batch at a time. */
-  private async cleanUp(): Promise<void> {
-    if (Date.now() - this.lastCleanup < CLEANUP_INTERVAL_MS) return;
-    this.lastCleanup = Date.now();
-    try {
-      const deleted = await this.options.store.deleteFinishedBefore(this.options.retentionMs);
-      if (deleted > 0) this.options.logger.info({ deleted }, 'deleted deliveries past their retention');
-    } catch (error) {
-      this.options.logger.warn({ err: error }, 'deleting old deliveries failed');
     }
   }
 

@@ -7,7 +7,7 @@ import type { RequestHandler } from 'http-proxy-middleware';
 import type { TokenAuthenticator } from './authenticate';
 import { readJsonBody } from './body';
 import { createServiceProxy, forwardBody, type Agents } from './proxy';
-import type { RateLimiter } from './rate-limit';
+import { takeEach, type RateLimiter } from './rate-limit';
 
 export type Upstream = ApiUpstream | 'console';
 
@@ -17,7 +17,10 @@ export interface AppDeps {
   /** The gateway's own key: it signs the identity each API request forwards (only the gateway and console mint identities). */
   identitySigner: Signer;
   authenticator: TokenAuthenticator;
+  /** Requests per token. */
   rateLimiter: RateLimiter;
+  /** Requests per team, every token of the team together: more tokens buy no more capacity. */
+  teamRateLimiter: RateLimiter;
   /** Base URLs of the services; a missing one makes its routes answer 503 (the console's, 404). */
   upstreams: Partial<Record<Upstream, string>>;
   agents: Agents;
@@ -57,7 +60,7 @@ const isMetricsPath = (url: string) => /^\/metrics\/?$/i.test(url.split('?', 1)[
 
 /**
  * The public entry point. Under /api: route table (404, 405), authentication of every request by
- * the token service (401, 503 when it cannot answer), the token's team (403), its rate (429),
+ * the token service (401, 503 when it cannot answer), the token's team (403), the rate of the token and of its team (429),
  * body checks (400, 413, 415), then the request goes to its service with a signed identity.
  * Everything else goes to the console, which authenticates with its own sessions.
  */
@@ -80,7 +83,10 @@ export function createApp(deps: AppDeps): Express {
     const { identity } = authentication;
     // Whether or not that team exists: a token sees its own team only.
     if (match.params.team !== String(identity.teamId)) throw forbidden();
-    const rate = deps.rateLimiter.take(identity.tokenId);
+    const rate = takeEach([
+      [deps.rateLimiter, identity.tokenId],
+      [deps.teamRateLimiter, identity.teamId],
+    ]);
     if (!rate.allowed) throw tooManyRequests(rate.retryAfterSeconds);
 
     const proxy = proxies[match.route.upstream];

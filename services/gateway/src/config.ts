@@ -28,6 +28,12 @@ export const configSchema = z.object({
     .default(100)
     .describe('Sustained API requests per second allowed per token on each gateway replica; 0 turns rate limiting off'),
   RATE_LIMIT_BURST: z.coerce.number().int().min(1).default(200).describe('Requests a token may make at once before the sustained rate applies'),
+  RATE_LIMIT_TEAM_PER_SECOND: z.coerce
+    .number()
+    .min(0)
+    .default(100)
+    .describe("Sustained API requests per second allowed per team on each gateway replica, all of the team's tokens together; 0 turns the team limit off"),
+  RATE_LIMIT_TEAM_BURST: z.coerce.number().int().min(1).default(200).describe('Requests a team may make at once before its sustained rate applies'),
   GATEWAY_AUTH_CACHE_TTL_MS: z.coerce
     .number()
     .int()

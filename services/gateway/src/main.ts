@@ -16,7 +16,11 @@ async function main(): Promise<void> {
   const tokenClient = createGrpcClient(TokenService, config.TOKEN_SERVICE_ADDR, { caller: 'gateway', signingKey: config.SIGNING_PRIVATE_KEY });
   const tokenHealth = createHealthChecker(config.TOKEN_SERVICE_ADDR);
   const rateLimiter = new RateLimiter(config.RATE_LIMIT_PER_SECOND, config.RATE_LIMIT_BURST);
-  const sweeper = setInterval(() => rateLimiter.sweep(), 60_000).unref();
+  const teamRateLimiter = new RateLimiter(config.RATE_LIMIT_TEAM_PER_SECOND, config.RATE_LIMIT_TEAM_BURST);
+  const sweeper = setInterval(() => {
+    rateLimiter.sweep();
+    teamRateLimiter.sweep();
+  }, 60_000).unref();
   const agents = createAgents();
 
   const upstreams: Partial<Record<Upstream, string>> = {
@@ -35,6 +39,7 @@ async function main(): Promise<void> {
     identitySigner: { name: 'gateway', key: config.SIGNING_PRIVATE_KEY },
     authenticator: new TokenAuthenticator(tokenClient, config.AUTHENTICATE_TIMEOUT_MS, logger, { ttlMs: config.GATEWAY_AUTH_CACHE_TTL_MS }),
     rateLimiter,
+    teamRateLimiter,
     upstreams,
     agents,
     upstreamTimeoutMs: config.UPSTREAM_TIMEOUT_MS,

@@ -1,4 +1,4 @@
-import { RateLimiter } from './rate-limit';
+import { RateLimiter, takeEach } from './rate-limit';
 
 function limiter(rate: number, burst: number) {
   let clock = 1000;
@@ -56,5 +56,33 @@ describe('RateLimiter', () => {
     advance(1);
     instance.sweep();
     expect(instance.size).toBe(0);
+  });
+});
+
+describe('takeEach', () => {
+  it('spends from every allowance only when all allow the request', () => {
+    const perToken = limiter(1, 5);
+    const perTeam = limiter(1, 2);
+    const both = () => takeEach([
+      [perToken.instance, 1],
+      [perTeam.instance, 9],
+    ]);
+    expect(both().allowed).toBe(true);
+    expect(both().allowed).toBe(true);
+    // The team's allowance is spent: refused, and the token's allowance is left as it was.
+    expect(both()).toEqual({ allowed: false, retryAfterSeconds: 1 });
+    expect([1, 2, 3].map(() => perToken.instance.take(1).allowed)).toEqual([true, true, true]);
+    expect(perToken.instance.take(1).allowed).toBe(false);
+  });
+
+  it('answers the longest wait among the allowances that refuse', () => {
+    const slow = limiter(0.1, 1);
+    const fast = limiter(1, 1);
+    slow.instance.take(1);
+    fast.instance.take(1);
+    expect(takeEach([
+      [fast.instance, 1],
+      [slow.instance, 1],
+    ])).toEqual({ allowed: false, retryAfterSeconds: 10 });
   });
 });

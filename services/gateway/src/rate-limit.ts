@@ -27,7 +27,25 @@ export class RateLimiter {
 
   /** Spends one request of `key`'s allowance, or says how long until one is available. */
   take(key: number): RateDecision {
+    const decision = this.check(key);
+    if (decision.allowed) this.spend(key);
+    return decision;
+  }
+
+  /** Whether `key` may make a request now, without spending anything. */
+  check(key: number): RateDecision {
     if (!this.enabled) return ALLOWED;
+    const tokens = this.refill(key).tokens;
+    if (tokens >= 1) return ALLOWED;
+    return { allowed: false, retryAfterSeconds: Math.max(1, Math.ceil((1 - tokens) / this.ratePerSecond)) };
+  }
+
+  /** Spends one request of `key`'s allowance (after `check` allowed it). */
+  spend(key: number): void {
+    if (this.enabled) this.refill(key).tokens -= 1;
+  }
+
+  private refill(key: number): Bucket {
     const now = this.now();
     let bucket = this.buckets.get(key);
     if (!bucket) {
@@ -37,11 +55,7 @@ export class RateLimiter {
       bucket.tokens = Math.min(this.burst, bucket.tokens + (now - bucket.updatedAt) * this.ratePerSecond);
       bucket.updatedAt = now;
     }
-    if (bucket.tokens >= 1) {
-      bucket.tokens -= 1;
-      return ALLOWED;
-    }
-    return { allowed: false, retryAfterSeconds: Math.max(1, Math.ceil((1 - bucket.tokens) / this.ratePerSecond)) };
+    return bucket;
   }
 
   /** Forgets buckets that have refilled: a full bucket and no bucket mean the same. */
@@ -55,4 +69,20 @@ export class RateLimiter {
   get size(): number {
     return this.buckets.size;
   }
+}
+
+/**
+ * A request counts against several allowances at once (its token's and its team's): it is allowed
+ * only when every one of them allows it, and then spends one of each. A refused request spends
+ * nothing, and its Retry-After is the longest wait among the allowances that refused it.
+ */
+export function takeEach(allowances: readonly (readonly [RateLimiter, number])[]): RateDecision {
+  let refused: RateDecision | undefined;
+  for (const [limiter, key] of allowances) {
+    const decision = limiter.check(key);
+    if (!decision.allowed && (!refused || refused.allowed || decision.retryAfterSeconds > refused.retryAfterSeconds)) refused = decision;
+  }
+  if (refused) return refused;
+  for (const [limiter, key] of allowances) limiter.spend(key);
+  return ALLOWED;
 }

@@ -223,6 +223,21 @@ describe('rate limit', () => {
     expect((await api(limited.url, alice.token).get(projects(alice))).status).toBe(200);
     await limited.stop();
   });
+
+  it("shares one allowance among all of a team's tokens, and leaves other teams alone", async () => {
+    // Per token as much as wanted; per team two at once and one per 100 s after that.
+    const limited = await system.startService('gateway', { RATE_LIMIT_TEAM_PER_SECOND: '0.01', RATE_LIMIT_TEAM_BURST: '2' });
+    const tokens = await Promise.all([1, 2, 3].map(() => createToken(system, { teamId: alice.team_id, email: alice.email })));
+    const statuses = [];
+    for (const { token } of tokens) statuses.push((await api(limited.url, token).get(projects(alice))).status);
+    expect(statuses).toEqual([200, 200, 429]);
+    const refused = await api(limited.url, tokens[0]!.token).get(projects(alice));
+    expect(refused.status).toBe(429);
+    expect(Number(refused.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+    // Another team's allowance is its own.
+    expect((await api(limited.url, bob.token).get(projects(bob))).status).toBe(200);
+    await limited.stop();
+  });
 });
 
 describe('services behind the gateway', () => {

@@ -72,6 +72,7 @@ async function main() {
     identitySigner: signer('gateway'),
     authenticator: new TokenAuthenticator(tokens, 5_000, quiet('gateway')),
     rateLimiter: new RateLimiter(0, 1),
+    teamRateLimiter: new RateLimiter(0, 1),
     upstreams: { project: `http://127.0.0.1:${projectServer.address().port}` },
     agents,
     upstreamTimeoutMs: 10_000,

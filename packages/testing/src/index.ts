@@ -19,20 +19,18 @@ export { freePort, freePorts } from './ports';
 export { cliPath, findExecutable, repoRoot, serviceMain } from './repo';
 export { startService, type EnvInput, type ExitInfo, type ServiceHandle, type StartServiceOptions } from './service';
 export {
-  PASS_THROUGH,
+  GRPC_SERVICES,
+  HTTP_CALLEES,
   SERVICES,
   START_ORDER,
-  defaultPorts,
-  ownEnv,
-  privateEnv,
-  serviceEnv,
   serviceInfo,
-  sharedEnv,
-  type Env,
-  type Keys,
-  type Ports,
+  serviceUrlEnv,
+  startOrder,
+  type Dependency,
+  type ServiceEntry,
   type ServiceInfo,
   type ServiceName,
-} from './services';
+} from './service-table';
+export { PASS_THROUGH, defaultPorts, ownEnv, privateEnv, serviceEnv, sharedEnv, type Env, type Keys, type Ports } from './services';
 export { startSystem, type StartSystemOptions, type System } from './system';
 export { signedCaller, type Caller, type Reply } from './signed-caller';

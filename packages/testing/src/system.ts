@@ -2,7 +2,7 @@ import { createTestDatabase, type TestDatabase } from './database';
 import { randomKey, signingKeyPairs } from './keys';
 import { freePorts } from './ports';
 import { startService, type EnvInput, type ServiceHandle, type StartServiceOptions } from './service';
-import { SERVICES, START_ORDER, privateEnv, serviceEnv, serviceInfo, sharedEnv, type Env, type Keys, type Ports, type ServiceName } from './services';
+import { GRPC_SERVICES, SERVICES, START_ORDER, privateEnv, serviceEnv, serviceInfo, sharedEnv, type Env, type Keys, type Ports, type ServiceName } from './services';
 
 export interface StartSystemOptions {
   /** Services to start (default: all). The token service starts first, the gateway last. */
@@ -27,8 +27,8 @@ export interface System {
   urls: Record<ServiceName, string>;
   /** http://127.0.0.1:<METRICS_PORT> of each service: scrape `${metricsUrls[name]}/metrics`. */
   metricsUrls: Record<ServiceName, string>;
-  /** host:port of the gRPC services. */
-  grpcAddrs: { token: string; project: string; webhook: string };
+  /** host:port of the gRPC services (those with a gRPC port in the service table). */
+  grpcAddrs: { token: string; project: string; webhook: string } & Partial<Record<ServiceName, string>>;
   /**
    * The environment shared by all services (DATABASE_URL, NATS_URL, keys, addresses): pass it to
    * startService() to add a replica, e.g. `startService('gateway', system.env)`.
@@ -50,13 +50,15 @@ export interface System {
   stop(): Promise<void>;
 }
 
-const GRPC_SERVICES = ['token', 'project', 'webhook'] as const;
+/** Started first, alone (token: everyone authenticates through it) and last, alone (the gateway). */
+const FIRST = START_ORDER[0]!;
+const LAST = START_ORDER[START_ORDER.length - 1]!;
 
 /**
- * Starts `services` wired together exactly as `npm start` wires them (tools/dev/src/services.mjs),
- * but on free ports, with a fresh database (createTestDatabase), fresh signing key pairs (each
- * service gets only its own private key), a random WEBHOOK_SECRET_KEY, and NATS_URL from the
- * environment.
+ * Starts `services` wired together exactly as `npm start` wires them (./services.ts, which
+ * tools/dev/src/services.mjs loads), but on free ports, with a fresh database
+ * (createTestDatabase), fresh signing key pairs (each service gets only its own private key), a
+ * random WEBHOOK_SECRET_KEY, and NATS_URL from the environment.
  */
 export async function startSystem(options: StartSystemOptions = {}): Promise<System> {
   const wanted = new Set<ServiceName>(options.services ?? START_ORDER);
@@ -137,10 +139,11 @@ export async function startSystem(options: StartSystemOptions = {}): Promise<Sys
       stopped ??= (async () => {
         const order = (h: ServiceHandle) => START_ORDER.indexOf(h.name as ServiceName);
         const byStage = [...all].sort((a, b) => order(b) - order(a));
-        // Front first: gateway and console, then the rest together, token last.
-        const front = byStage.filter((h) => h.name === 'gateway' || h.name === 'console');
-        const middle = byStage.filter((h) => !front.includes(h) && h.name !== 'token');
-        const back = byStage.filter((h) => h.name === 'token');
+        // The public services first (gateway, console), then the rest together, the first
+        // started (token, which everyone authenticates through) last.
+        const front = byStage.filter((h) => serviceInfo(h.name).public);
+        const back = byStage.filter((h) => h.name === FIRST);
+        const middle = byStage.filter((h) => !front.includes(h) && !back.includes(h));
         for (const group of [front, middle, back]) await Promise.all(group.map((h) => h.stop()));
         await database.drop();
       })();
@@ -149,12 +152,14 @@ export async function startSystem(options: StartSystemOptions = {}): Promise<Sys
   };
 
   try {
-    if (wanted.has('token')) await start('token');
-    const middle = START_ORDER.filter((n) => n !== 'token' && n !== 'gateway' && wanted.has(n));
+    // The first of the start order alone (token), the last alone (the gateway, which calls every
+    // other), everything in between side by side.
+    if (wanted.has(FIRST)) await start(FIRST);
+    const middle = START_ORDER.filter((n) => n !== FIRST && n !== LAST && wanted.has(n));
     const results = await Promise.allSettled(middle.map((n) => start(n)));
     const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
     if (failed) throw failed.reason;
-    if (wanted.has('gateway')) await start('gateway');
+    if (wanted.has(LAST)) await start(LAST);
   } catch (err) {
     await system.stop().catch(() => undefined);
     throw err;

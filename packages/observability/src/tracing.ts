@@ -23,6 +23,7 @@ export function startTracing(options: TracingOptions): Tracing {
   const { BatchSpanProcessor, SimpleSpanProcessor } = require('@opentelemetry/sdk-trace') as typeof import('@opentelemetry/sdk-trace');
   const { OTLPTraceExporter } = require('@opentelemetry/exporter-trace-otlp-http') as typeof import('@opentelemetry/exporter-trace-otlp-http');
   const { NodeSDK } = require('@opentelemetry/sdk-node') as typeof import('@opentelemetry/sdk-node');
+  const { envDetector } = require('@opentelemetry/resources') as typeof import('@opentelemetry/resources');
   const { ExpressInstrumentation } = require('@opentelemetry/instrumentation-express') as typeof import('@opentelemetry/instrumentation-express');
   const { GrpcInstrumentation } = require('@opentelemetry/instrumentation-grpc') as typeof import('@opentelemetry/instrumentation-grpc');
   const { HttpInstrumentation } = require('@opentelemetry/instrumentation-http') as typeof import('@opentelemetry/instrumentation-http');
@@ -41,7 +42,9 @@ export function startTracing(options: TracingOptions): Tracing {
     spanProcessors: processors,
     metricReaders: [],
     logRecordProcessors: [],
-    resourceDetectors: [],
+    // Only OTEL_RESOURCE_ATTRIBUTES (the Helm chart puts the release, version, namespace, pod and
+    // node there); the host, OS and process detectors add cost and nothing the chart does not say.
+    resourceDetectors: [envDetector],
     instrumentations: [
       new HttpInstrumentation({
         // Probes and scrapes are not worth a trace each.

@@ -45,9 +45,29 @@ export const ciValueFiles = readdirSync(ciValuesDir)
   .filter((file) => file.endsWith('.yaml'))
   .sort();
 
-/** `helm template` flags for a ci/*.yaml file or extra --set pairs. */
-function templateArgs({ valuesFile, set = [], values = [], release = 'ci', namespace = 'worklane' }) {
-  const args = ['template', release, chartDir, '--namespace', namespace];
+/**
+ * The cluster `helm template` renders for, as helm cannot ask one: the Kubernetes version the
+ * suite's API server runs (helm's own default, 1.20, is below the chart's kubeVersion), and
+ * whether it serves the Prometheus Operator's kinds.
+ */
+export const KUBE_VERSION = '1.32.4';
+export const PROMETHEUS_OPERATOR_APIS = ['monitoring.coreos.com/v1/ServiceMonitor', 'monitoring.coreos.com/v1/PrometheusRule'];
+
+/**
+ * `helm template` flags for a ci/*.yaml file or extra --set pairs; `apiVersions` are the extra API
+ * versions the cluster serves (default: the Prometheus Operator's, as on a cluster with its CRDs).
+ */
+export function templateArgs({
+  valuesFile,
+  set = [],
+  values = [],
+  release = 'ci',
+  namespace = 'worklane',
+  kubeVersion = KUBE_VERSION,
+  apiVersions = PROMETHEUS_OPERATOR_APIS,
+}) {
+  const args = ['template', release, chartDir, '--namespace', namespace, '--kube-version', kubeVersion];
+  for (const api of apiVersions) args.push('--api-versions', api);
   if (valuesFile) args.push('--values', path.join(ciValuesDir, valuesFile));
   for (const file of values) args.push('--values', file);
   for (const pair of set) args.push('--set', pair);

@@ -1,5 +1,9 @@
+import { existsSync, readdirSync } from 'node:fs';
+import path from 'node:path';
+import { deliveryOutcomes } from '../src/delivery-outcomes.mjs';
 import { render } from '../src/helm.mjs';
 import { SERVICES, byComponent, ofKind } from '../src/objects.mjs';
+import { repoRoot } from '../src/paths.mjs';
 
 // The metric names the services expose (packages/observability); alerts and dashboard use only these.
 const METRICS = [
@@ -22,6 +26,7 @@ const METRICS = [
   'worklane_delivery_retention_removed_total',
 ];
 const metricsIn = (text) => [...new Set(text.match(/worklane_[a-z_]+/g) ?? [])];
+const monitoringKinds = (objects) => objects.filter((o) => ['ServiceMonitor', 'PrometheusRule'].includes(o.kind)).map((o) => o.kind);
 
 const objects = render({ valuesFile: 'all-enabled-values.yaml', namespace: 'wl-prod' });
 const [rule] = ofKind(objects, 'PrometheusRule');
@@ -38,6 +43,8 @@ test('the PrometheusRule alerts on gateway 5xx ratio and latency, delivery failu
       'WorklaneOutboxBacklog',
       'WorklaneOutboxDeadLettered',
       'WorklaneEventStreamNearlyFull',
+      'WorklaneServiceDown',
+      'WorklaneServiceAbsent',
     ]),
   );
   for (const alert of alerts) {
@@ -45,8 +52,49 @@ test('the PrometheusRule alerts on gateway 5xx ratio and latency, delivery failu
     expect(alert.annotations.summary).toBeTruthy();
     expect(alert.for).toMatch(/^[0-9]+m$/);
     // Scoped to the release's namespace so two installations never alert on each other.
-    for (const selector of alert.expr.match(/worklane_[a-z_]+\{[^}]*\}/g)) expect(selector).toContain('namespace="wl-prod"');
+    for (const selector of alert.expr.match(/(worklane_[a-z_]+|up)\{[^}]*\}/g)) expect(selector).toContain('namespace="wl-prod"');
   }
+});
+
+test('every alert links its runbook in docs/runbooks, and every runbook belongs to an alert', () => {
+  const base = 'https://github.com/worklane/worklane/blob/main/docs/runbooks';
+  for (const alert of alerts) {
+    expect(alert.annotations.runbook_url).toBe(`${base}/${alert.alert}.md`);
+    expect(existsSync(path.join(repoRoot, 'docs/runbooks', `${alert.alert}.md`))).toBe(true);
+  }
+  const runbooks = readdirSync(path.join(repoRoot, 'docs/runbooks')).filter((f) => /^Worklane\w+\.md$/.test(f));
+  expect(runbooks.map((f) => f.replace(/\.md$/, '')).sort()).toEqual(alerts.map((a) => a.alert).sort());
+  const moved = render({ valuesFile: 'all-enabled-values.yaml', set: ['metrics.prometheusRule.runbookBaseUrl=https://wiki.example.com/worklane'] });
+  const [movedRule] = ofKind(moved, 'PrometheusRule');
+  expect(movedRule.spec.groups[0].rules[0].annotations.runbook_url).toMatch(/^https:\/\/wiki\.example\.com\/worklane\/Worklane\w+\.md$/);
+});
+
+test('the service-down alerts watch the scrape job of every Service the ServiceMonitors scrape', () => {
+  const jobs = ofKind(objects, 'ServiceMonitor').map((monitor) => objects.find((o) => o.kind === 'Service' && o.metadata.name === monitor.metadata.name).metadata.name);
+  expect(jobs).toHaveLength(SERVICES.length);
+  const down = alerts.find((a) => a.alert === 'WorklaneServiceDown');
+  const [, pattern] = down.expr.match(/job=~"([^"]+)"/);
+  expect(pattern.split('|').sort()).toEqual([...jobs].sort());
+  expect(down.expr).toMatch(/^sum by \(namespace, job\) \(up\{.*\}\) == 0\s*$/);
+  const absent = alerts.find((a) => a.alert === 'WorklaneServiceAbsent');
+  expect([...absent.expr.matchAll(/absent\(up\{namespace="wl-prod",job="([^"]+)"\}\)/g)].map((m) => m[1]).sort()).toEqual([...jobs].sort());
+});
+
+test('the delivery-failure alert selects outcome values the delivery service really emits (read from its code)', () => {
+  const { declared, emitted, calls } = deliveryOutcomes();
+  expect(calls.length).toBeGreaterThan(0);
+  // Every call site passes string literals (a plain string would show as <string>).
+  expect(emitted.filter((value) => value.startsWith('<'))).toEqual([]);
+  const alert = alerts.find((a) => a.alert === 'WorklaneDeliveryFailureRatioHigh');
+  const [numerator, denominator] = alert.expr.split(/\n\s*\/\n/);
+  const failed = [...numerator.matchAll(/outcome="([^"]+)"/g)].map((m) => m[1]);
+  const finished = denominator.match(/outcome=~"([^"]+)"/)[1].split('|');
+  expect(failed).toEqual(['exhausted']);
+  for (const value of [...failed, ...finished]) {
+    expect({ value, emitted: emitted.includes(value), declared: declared.includes(value) }).toEqual({ value, emitted: true, declared: true });
+  }
+  // The failures are part of the finished deliveries they are a fraction of.
+  expect(finished).toEqual(expect.arrayContaining(failed));
 });
 
 test('alerts and the dashboard use only metric names the services expose', () => {
@@ -92,4 +140,15 @@ test('monitoring objects are not rendered unless enabled', () => {
   const minimal = render({ valuesFile: 'minimal-values.yaml' });
   expect(minimal.filter((o) => ['ServiceMonitor', 'PrometheusRule'].includes(o.kind))).toEqual([]);
   expect(ofKind(minimal, 'ConfigMap').filter((cm) => cm.metadata.labels.grafana_dashboard)).toEqual([]);
+});
+
+test("Prometheus Operator objects render only where the API server serves their kind, or when metrics.prometheusOperator says always", () => {
+  const withoutCrds = render({ valuesFile: 'all-enabled-values.yaml', apiVersions: [] });
+  expect(monitoringKinds(withoutCrds)).toEqual([]);
+  // The rest of the release is unchanged, the dashboard included (a plain ConfigMap).
+  expect(withoutCrds.length).toBe(objects.length - SERVICES.length - 1);
+  const rulesOnly = render({ valuesFile: 'all-enabled-values.yaml', apiVersions: ['monitoring.coreos.com/v1/PrometheusRule'] });
+  expect(monitoringKinds(rulesOnly)).toEqual(['PrometheusRule']);
+  const forced = render({ valuesFile: 'all-enabled-values.yaml', apiVersions: [], set: ['metrics.prometheusOperator=always'] });
+  expect(monitoringKinds(forced).sort()).toEqual([...Array(SERVICES.length).fill('ServiceMonitor'), 'PrometheusRule'].sort());
 });

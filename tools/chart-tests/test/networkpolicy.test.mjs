@@ -1,8 +1,9 @@
-import { render, renderCi } from '../src/helm.mjs';
+import { isIP } from 'node:net';
+import { render, renderCi, renderFailure, valueSets } from '../src/helm.mjs';
 import { SERVICES, byComponent, component, ofKind, selects } from '../src/objects.mjs';
 
 const PRIVATE_IPV4 = ['10.0.0.0/8', '172.16.0.0/12', '192.168.0.0/16', '169.254.0.0/16', '100.64.0.0/10', '127.0.0.0/8'];
-const PRIVATE_IPV6 = ['::1/128', 'fc00::/7', 'fe80::/10', '::ffff:0:0/96'];
+const PRIVATE_IPV6 = ['::1/128', 'fc00::/7', 'fe80::/10'];
 
 const objects = renderCi('production-values.yaml');
 const policies = ofKind(objects, 'NetworkPolicy');
@@ -71,6 +72,51 @@ test('delivery may reach the internet but no private, loopback, link-local or CG
   const v6 = blocks.find((block) => block.cidr === '::/0');
   expect(v4.except).toEqual(expect.arrayContaining(PRIVATE_IPV4));
   expect(v6.except).toEqual(expect.arrayContaining(PRIVATE_IPV6));
+});
+
+/** An address as a BigInt with its bit width; IPv4-mapped IPv6 counts as IPv4, as Kubernetes reads it. */
+function parseAddress(text) {
+  const mapped = text.match(/^::ffff:(\d+\.\d+\.\d+\.\d+)$/i);
+  if (isIP(text) === 4 || mapped) {
+    const octets = (mapped ? mapped[1] : text).split('.').map(Number);
+    return { bits: 32, value: octets.reduce((acc, octet) => (acc << 8n) | BigInt(octet), 0n), mapped: Boolean(mapped) };
+  }
+  const [head, tail = ''] = text.split('::');
+  const groups = (part) => (part ? part.split(':') : []);
+  const missing = 8 - groups(head).length - groups(tail).length;
+  const all = [...groups(head), ...Array(text.includes('::') ? missing : 0).fill('0'), ...groups(tail)];
+  const value = all.reduce((acc, group) => (acc << 16n) | BigInt(parseInt(group, 16)), 0n);
+  // ::ffff:0:0/96 written in hexadecimal groups is IPv4-mapped too.
+  return { bits: 128, value, mapped: value >> 32n === 0xffffn };
+}
+
+function parseCidr(cidr) {
+  const [address, prefix] = cidr.split('/');
+  return { ...parseAddress(address), prefix: Number(prefix) };
+}
+
+/** Is `inner` a strict subset of `outer`, in the same address family? */
+function strictlyInside(inner, outer) {
+  const a = parseCidr(inner);
+  const b = parseCidr(outer);
+  if (a.mapped || b.mapped || a.bits !== b.bits || a.prefix <= b.prefix) return false;
+  const shift = BigInt(b.bits - b.prefix);
+  return a.value >> shift === b.value >> shift;
+}
+
+test.each(valueSets)('with %s every ipBlock except lies strictly inside its cidr, as the API server requires', (valueSet) => {
+  for (const policy of ofKind(renderCi(valueSet), 'NetworkPolicy')) {
+    for (const block of ipBlocks(policy)) {
+      const outside = (block.except ?? []).filter((except) => !strictlyInside(except, block.cidr));
+      expect({ policy: policy.metadata.name, cidr: block.cidr, outside }).toEqual({ policy: policy.metadata.name, cidr: block.cidr, outside: [] });
+    }
+  }
+});
+
+test('an IPv4-mapped IPv6 range in internetEgress.except is refused with a message saying what to do', () => {
+  const message = renderFailure({ valuesFile: 'minimal-values.yaml', set: ['networkPolicy.internetEgress.except={10.0.0.0/8,::ffff:0:0/96}'] });
+  expect(message).toContain('::ffff:0:0/96 is an IPv4-mapped IPv6 range');
+  expect(message).toContain('list the IPv4 range instead');
 });
 
 test('no other service can reach the internet, and no egress rule is open to every destination and port', () => {

@@ -141,7 +141,8 @@ describe.each(valueSets)('chart policies with %s', (valuesFile) => {
     const configMaps = new Map(ofKind(objects, 'ConfigMap').map((cm) => [cm.metadata.name, cm]));
     for (const deployment of deployments) {
       const [container] = deployment.spec.template.spec.containers;
-      const [{ configMapRef }] = container.envFrom;
+      // The chart's own ConfigMap comes last (it wins); any before it are the operator's extraEnvFrom.
+      const { configMapRef } = container.envFrom.at(-1);
       const data = configMaps.get(configMapRef.name)?.data;
       expect(data).toBeDefined();
       expect(data).toEqual(expect.objectContaining({ HOST: expect.any(String), HTTP_PORT: String(container.ports[0].containerPort) }));

@@ -25,6 +25,9 @@ describe('values.schema.json', () => {
     ['a database URL of another scheme', ['database.url=mysql://db/worklane'], '/database/url'],
     ['a port out of range', ['networkPolicy.postgres.ports[0]=70000'], '/networkPolicy/postgres/ports/0'],
     ['a container without a memory limit', ['delivery.resources.limits=null'], '/delivery/resources'],
+    ['an unknown Prometheus Operator mode', ['metrics.prometheusOperator=sometimes'], '/metrics/prometheusOperator'],
+    ['a runbook base URL with a trailing slash', ['metrics.prometheusRule.runbookBaseUrl=https://example.com/'], '/metrics/prometheusRule/runbookBaseUrl'],
+    ['a volume mount without a path', ['gateway.extraVolumeMounts[0].name=x'], '/gateway/extraVolumeMounts/0'],
   ])('rejects %s', (_, set, message) => {
     expect(renderFailure({ ...minimal, set })).toContain(message);
   });
@@ -49,6 +52,11 @@ describe('chart-level checks', () => {
 
   test('a grace period too short for the preStop sleep fails', () => {
     expect(renderFailure({ ...minimal, set: ['gateway.terminationGracePeriodSeconds=6'] })).toContain('gateway.terminationGracePeriodSeconds');
+  });
+
+  test('a cluster older than the chart\'s kubeVersion is refused before anything is created', () => {
+    expect(renderFailure({ ...minimal, kubeVersion: '1.29.9' })).toContain('chart requires kubeVersion: >=1.30.0-0');
+    expect(render({ ...minimal, kubeVersion: '1.30.0' }).length).toBeGreaterThan(0);
   });
 
   test('an autoscaler whose minimum exceeds its maximum fails', () => {

@@ -147,6 +147,30 @@ key: {{ $root.Values.database.existingSecret.key }}
 {{- .Values.secrets.existingSecret | default (include "worklane.componentName" (dict "root" . "component" "keys")) -}}
 {{- end -}}
 
+{{/*
+OTEL_RESOURCE_ATTRIBUTES of one service: where its spans come from (release, image tag, namespace,
+Deployment, pod, node), then otel.resourceAttributes, which wins on a clash. The pod and node
+names are the downward-API variables declared before it. Takes (dict "root" $ "component" "gateway").
+*/}}
+{{- define "worklane.resourceAttributes" -}}
+{{- $root := .root -}}
+{{- $own := (index $root.Values .component).image -}}
+{{- $attributes := dict
+  "service.namespace" $root.Release.Name
+  "service.version" ($own.tag | default $root.Values.image.tag | default $root.Chart.AppVersion | toString)
+  "k8s.namespace.name" $root.Release.Namespace
+  "k8s.deployment.name" (include "worklane.componentName" .)
+  "k8s.pod.name" "$(K8S_POD_NAME)"
+  "k8s.node.name" "$(K8S_NODE_NAME)"
+-}}
+{{- $attributes = merge (deepCopy ($root.Values.otel.resourceAttributes | default dict)) $attributes -}}
+{{- $pairs := list -}}
+{{- range $name := keys $attributes | sortAlpha -}}
+{{- $pairs = append $pairs (printf "%s=%s" $name (index $attributes $name | toString)) -}}
+{{- end -}}
+{{- join "," $pairs -}}
+{{- end -}}
+
 {{/* The env list of one service's container: secrets and the downward API. Takes (dict "root" $ "component" "gateway"). */}}
 {{- define "worklane.secretEnv" -}}
 {{- $root := .root -}}
@@ -156,6 +180,16 @@ key: {{ $root.Values.database.existingSecret.key }}
   valueFrom:
     fieldRef:
       fieldPath: metadata.labels['app.kubernetes.io/component']
+- name: K8S_POD_NAME
+  valueFrom:
+    fieldRef:
+      fieldPath: metadata.name
+- name: K8S_NODE_NAME
+  valueFrom:
+    fieldRef:
+      fieldPath: spec.nodeName
+- name: OTEL_RESOURCE_ATTRIBUTES
+  value: {{ include "worklane.resourceAttributes" . | quote }}
 {{- if $svc.signs }}
 {{- /* Its own private key: no other pod references it. */}}
 - name: SIGNING_PRIVATE_KEY

@@ -84,6 +84,14 @@ spec:
               value: {{ $root.Values.logLevel | quote }}
             - name: OTEL_SERVICE_NAME
               value: {{ printf "%s-migrate" .component | quote }}
+            {{- /* The service's own additions (a CA bundle for PostgreSQL TLS, say) apply to its migrations too. */}}
+            {{- with $values.extraEnv }}
+            {{- toYaml . | nindent 12 }}
+            {{- end }}
+          {{- with $values.extraEnvFrom }}
+          envFrom:
+            {{- toYaml . | nindent 12 }}
+          {{- end }}
           resources:
             {{- toYaml $root.Values.migrations.resources | nindent 12 }}
           securityContext:
@@ -91,9 +99,15 @@ spec:
           volumeMounts:
             - name: tmp
               mountPath: /tmp
+            {{- with $values.extraVolumeMounts }}
+            {{- toYaml . | nindent 12 }}
+            {{- end }}
       volumes:
         - name: tmp
           emptyDir:
             sizeLimit: 64Mi
+        {{- with $values.extraVolumes }}
+        {{- toYaml . | nindent 8 }}
+        {{- end }}
 {{- end -}}
 {{- end -}}

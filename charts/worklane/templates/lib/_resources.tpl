@@ -135,7 +135,7 @@ spec:
 
 {{- define "worklane.serviceMonitor" -}}
 {{- $monitor := .root.Values.metrics.serviceMonitor -}}
-{{- if $monitor.enabled -}}
+{{- if and $monitor.enabled (include "worklane.prometheusOperatorServes" (dict "root" .root "kind" "ServiceMonitor")) -}}
 apiVersion: monitoring.coreos.com/v1
 kind: ServiceMonitor
 metadata:

@@ -11,6 +11,16 @@
 {{- if and .Values.ingress.enabled (not .Values.ingress.hosts) -}}
 {{- fail "ingress.enabled needs at least one host in ingress.hosts" -}}
 {{- end -}}
+{{- range $name, $_ := include "worklane.catalog" $ | fromYaml -}}
+{{- if or (hasKey ($.Values.env | default dict) "OTEL_RESOURCE_ATTRIBUTES") (hasKey ((index $.Values $name).env | default dict) "OTEL_RESOURCE_ATTRIBUTES") -}}
+{{- fail "set OpenTelemetry resource attributes in otel.resourceAttributes, not as OTEL_RESOURCE_ATTRIBUTES in env: the chart builds that variable itself" -}}
+{{- end -}}
+{{- end -}}
+{{- range $cidr := .Values.networkPolicy.internetEgress.except -}}
+{{- if regexMatch "(?i)^::ffff:" $cidr -}}
+{{- fail (printf "%s is an IPv4-mapped IPv6 range, which Kubernetes reads as IPv4 and refuses under ::/0: list the IPv4 range instead (networkPolicy.internetEgress.except)" $cidr) -}}
+{{- end -}}
+{{- end -}}
 {{- if and .Values.nats.existingSecret.name (not .Values.nats.existingSecret.key) -}}
 {{- fail "nats.existingSecret.key must not be empty" -}}
 {{- end -}}

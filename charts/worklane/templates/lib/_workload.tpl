@@ -87,6 +87,10 @@ spec:
               containerPort: {{ $root.Values.metrics.port }}
               protocol: TCP
           envFrom:
+            {{- /* Listed first: of two sources with the same key the later wins, so the chart's own settings do. */}}
+            {{- with $values.extraEnvFrom }}
+            {{- toYaml . | nindent 12 }}
+            {{- end }}
             - configMapRef:
                 name: {{ include "worklane.componentName" . }}
           env:
@@ -105,11 +109,17 @@ spec:
           volumeMounts:
             - name: tmp
               mountPath: /tmp
+            {{- with $values.extraVolumeMounts }}
+            {{- toYaml . | nindent 12 }}
+            {{- end }}
       volumes:
         # The root filesystem is read-only; Node and its libraries may still write temporary files.
         - name: tmp
           emptyDir:
             sizeLimit: 64Mi
+        {{- with $values.extraVolumes }}
+        {{- toYaml . | nindent 8 }}
+        {{- end }}
 {{- end -}}
 
 {{/*

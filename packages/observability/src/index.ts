@@ -4,3 +4,4 @@ export { startTracing, type Tracing, type TracingOptions } from './tracing';
 export { Lifecycle, type ShutdownStep } from './lifecycle';
 export { bootService, startRuntime, exitOnStartupFailure, type ServiceRuntime, type RuntimeConfig } from './runtime';
 export { createMetricsServer, serveMetrics, closeMetricsServer } from './metrics-server';
+export { BackgroundWorker, backoffMs, type BackgroundWorkerOptions, type PassResult } from './background-worker';

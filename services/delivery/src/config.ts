@@ -42,6 +42,15 @@ export const configSchema = z.object({
   DELIVERY_CONCURRENCY: z.coerce.number().int().min(1).max(2_000).default(200).describe('Delivery attempts in flight at once in this replica'),
   DELIVERY_CONCURRENCY_PER_TEAM: z.coerce.number().int().min(1).max(2_000).default(50).describe("Attempts in flight at once for one team in this replica, so one team's receivers cannot take every slot"),
   DELIVERY_CONCURRENCY_PER_WEBHOOK: z.coerce.number().int().min(1).max(500).default(16).describe('Attempts in flight at once to one webhook, so a slow receiver cannot hold up the others'),
+  DELIVERY_FANOUT_PER_TEAM_PER_SECOND: z.coerce
+    .number()
+    .min(0)
+    .max(1_000_000)
+    .default(500)
+    .describe(
+      "Deliveries one team's events may create per second in this replica (an event to 10 webhooks counts 10); events beyond it wait in order in the fan-out backlog, stored, never dropped. 0 turns the budget off",
+    ),
+  DELIVERY_FANOUT_PER_TEAM_BURST: z.coerce.number().int().min(1).max(1_000_000).default(2_000).describe("Deliveries one team's events may create at once before DELIVERY_FANOUT_PER_TEAM_PER_SECOND applies"),
   DELIVERY_BREAKER_FAILURES: z.coerce.number().int().min(1).max(1_000).default(5).describe('Consecutive failed attempts (no answer, 5xx, 429) that open an endpoint\'s circuit breaker'),
   DELIVERY_BREAKER_COOL_DOWN_MS: milliseconds(30_000, 3_600_000).describe('How long an open circuit breaker defers its endpoint\'s deliveries before one probe; doubled after each failed probe'),
   DELIVERY_BREAKER_MAX_COOL_DOWN_MS: milliseconds(600_000, 86_400_000).describe('The longest circuit breaker cool-down'),

@@ -3,7 +3,7 @@ import { listPageLimits, publicKeysOf } from '@worklane/config';
 import { IDENTITY_ISSUERS } from './config';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { createPool, migrate, pingDatabase } from '@worklane/db';
+import { openServiceDatabase, pingDatabase } from '@worklane/db';
 import { closeHttpServer, listen } from '@worklane/http';
 import { inputLimitsFrom } from '@worklane/http';
 import {
@@ -23,8 +23,11 @@ import { createApp } from './app';
 import { grpcWebhookDirectory } from './clients/webhooks';
 import { recordDeadLettered } from './data/dead-letters';
 import { DeliveryStore } from './data/deliveries';
+import { FanOutBacklog } from './data/fan-out-backlog';
 import { DeliveryRetention } from './data/retention';
 import { EventConsumer } from './events/consumer';
+import { FanOutBudget } from './events/fan-out-budget';
+import { FanOutDrainer } from './events/fan-out-drainer';
 import { createDeliveryMetrics } from './metrics';
 import { DeliverySender } from './sending/sender';
 
@@ -33,8 +36,7 @@ const VERSION = (JSON.parse(readFileSync(join(__dirname, '..', 'package.json'), 
 
 async function main(): Promise<void> {
   const { logger, metrics, lifecycle, tracing } = runtime;
-  if (config.MIGRATE_ON_START) await migrate(config.DATABASE_URL, config.DATABASE_SCHEMA, MIGRATIONS);
-  const pool = createPool({ url: config.DATABASE_URL, schema: config.DATABASE_SCHEMA, max: config.DATABASE_POOL_MAX, applicationName: 'delivery' });
+  const pool = await openServiceDatabase('delivery', config, MIGRATIONS, logger);
   const nats = await connectNats(config.NATS_URL, 'delivery', logger);
   const jsm = await jetstreamManager(nats);
   const declare = async () => {
@@ -90,15 +92,36 @@ async function main(): Promise<void> {
     pollIntervalMs: config.DELIVERY_POLL_INTERVAL_MS,
     leaseMs: config.DELIVERY_LEASE_MS ?? config.DELIVERY_DNS_TIMEOUT_MS + config.WEBHOOK_TIMEOUT_MS + 15_000,
   });
+  const firstDelayMs = (config.WEBHOOK_RETRY_SCHEDULE[0] ?? 0) * 1000;
+  // Each team's events create at most its fan-out budget of deliveries; the rest wait in the backlog.
+  const budget = new FanOutBudget(config.DELIVERY_FANOUT_PER_TEAM_PER_SECOND, config.DELIVERY_FANOUT_PER_TEAM_BURST);
+  const budgetSweeper = setInterval(() => budget.sweep(), 60_000).unref();
+  const backlog = new FanOutBacklog(pool, store);
+  deliveryMetrics.observeBacklog(() => backlog.size());
+  const drainer = new FanOutDrainer({
+    backlog,
+    budget,
+    logger,
+    registry: metrics.registry,
+    firstDelayMs,
+    idleMs: config.DELIVERY_POLL_INTERVAL_MS,
+    onDeliveriesCreated: () => sender.wake(),
+  });
   const consumer = new EventConsumer({
     js: jetstream(nats),
     store,
     webhooks,
     logger,
     concurrency: config.EVENT_CONCURRENCY,
-    firstDelayMs: (config.WEBHOOK_RETRY_SCHEDULE[0] ?? 0) * 1000,
+    firstDelayMs,
     declare,
+    budget,
+    backlog,
     onDeliveriesCreated: () => sender.wake(),
+    onQueued: (events) => {
+      deliveryMetrics.fanOutQueued.inc(events);
+      drainer.wake();
+    },
     recordDeadLettered: (event, notice, webhookIds) => recordDeadLettered(pool, event, notice, webhookIds),
   });
   const removedRows = new promClient.Counter({
@@ -120,6 +143,7 @@ async function main(): Promise<void> {
   });
   sender.start();
   consumer.start();
+  drainer.start();
   retention.start();
 
   const app = createApp({
@@ -140,6 +164,11 @@ async function main(): Promise<void> {
     .onShutdown('http', () => closeHttpServer(server))
     // Events not yet fanned out stay unacked and go to another replica.
     .onShutdown('event consumer', () => consumer.stop())
+    // Events in the backlog stay there for the next drain, by any replica.
+    .onShutdown('fan-out backlog', async () => {
+      clearInterval(budgetSweeper);
+      await drainer.stop();
+    })
     // Attempts in flight finish and are recorded; everything else stays due in PostgreSQL.
     .onShutdown('sender', () => sender.stop())
     .onShutdown('retention', () => retention.stop())

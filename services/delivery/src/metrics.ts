@@ -25,8 +25,12 @@ export interface DeliveryMetrics {
   teamInFlight: promClient.Histogram;
   deferred: promClient.Counter;
   breakerTransitions: promClient.Counter<'to'>;
+  /** Events put in the fan-out backlog because their team was over its fan-out budget. */
+  fanOutQueued: promClient.Counter;
   /** Binds the gauges to the sender. */
   observeQueue(source: QueueSource): void;
+  /** Binds the fan-out backlog gauge to what counts the events waiting (all replicas together). */
+  observeBacklog(size: () => Promise<number>): void;
 }
 
 const DELAY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300];
@@ -68,10 +72,29 @@ export function createDeliveryMetrics(registry: Registry): DeliveryMetrics {
       for (const [state, count] of Object.entries(source.breakers())) this.set({ state }, count);
     },
   });
+  let backlogSize: (() => Promise<number>) | undefined;
+  new promClient.Gauge({
+    name: 'worklane_delivery_fanout_backlog_events',
+    help: 'Events waiting for their team\'s fan-out budget (DELIVERY_FANOUT_PER_TEAM_PER_SECOND), all replicas together',
+    registers: [registry],
+    async collect() {
+      // A scrape while the database is away keeps the last value rather than failing /metrics.
+      const size = await backlogSize?.().catch(() => undefined);
+      if (size !== undefined) this.set(size);
+    },
+  });
   return {
     observeQueue(next) {
       source = next;
     },
+    observeBacklog(size) {
+      backlogSize = size;
+    },
+    fanOutQueued: new promClient.Counter({
+      name: 'worklane_delivery_fanout_queued_total',
+      help: 'Events put in the fan-out backlog because their team was over its fan-out budget',
+      registers: [registry],
+    }),
     scheduleDelay: new promClient.Histogram({
       name: 'worklane_delivery_schedule_delay_seconds',
       help: 'Time from a delivery attempt being due to its start: how long it waited for a sending slot',

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { timestamp, type Pool } from '@worklane/db';
+import { timestamp, type Pool, type Queryable } from '@worklane/db';
 import type { DeliveryStatus, EventHeader, FailureReason } from '../domain/delivery';
 import { deliveryId } from '../domain/delivery';
 import type { ClaimBudget } from '../sending/budgets';
@@ -114,12 +114,13 @@ export class DeliveryStore {
   /**
    * One delivery per webhook for each event, due `firstDelayMs` from now, in one statement.
    * Deliveries that exist already (the event was processed before) are left as they are.
-   * Resolves to how many deliveries are new, per event.
+   * Resolves to how many deliveries are new, per event. `db` is a transaction's client when the
+   * deliveries are created with other changes (the fan-out backlog).
    */
-  async createForEvents(events: EventFanOut[]): Promise<number[]> {
+  async createForEvents(events: EventFanOut[], db: Queryable = this.pool): Promise<number[]> {
     const rows = events.flatMap((fanOut) => fanOut.webhookIds.map((webhookId) => ({ fanOut, webhookId })));
     if (rows.length === 0) return events.map(() => 0);
-    const { rows: inserted } = await this.pool.query<{ event_id: string }>({
+    const { rows: inserted } = await db.query<{ event_id: string }>({
       name: 'deliveries-create-for-events',
       text: `INSERT INTO deliveries (id, event_id, event, team_id, webhook_id, body, trace_context, next_attempt_at, event_created_at)
        SELECT planned.id, planned.event_id, planned.event, planned.team_id, planned.webhook_id, planned.body, planned.trace_context::jsonb,

@@ -13,8 +13,10 @@ import {
 import type { Logger } from '@worklane/observability';
 import type { WebhookDirectory, WebhookTarget } from '../clients/webhooks';
 import type { DeliveryStore, EventFanOut } from '../data/deliveries';
+import type { FanOutBacklog } from '../data/fan-out-backlog';
 import { GroupCommit } from '../data/group-commit';
 import { parseEventHeader, type EventHeader } from '../domain/delivery';
+import type { FanOutBudget } from './fan-out-budget';
 
 export interface EventConsumerOptions {
   js: JetStreamClient;
@@ -27,8 +29,13 @@ export interface EventConsumerOptions {
   firstDelayMs: number;
   /** Declares the stream and consumer again, for a NATS server that lost them. */
   declare: () => Promise<void>;
+  /** How many deliveries each team's events may create now; events beyond it wait in `backlog`. */
+  budget: FanOutBudget;
+  backlog: FanOutBacklog;
   /** Called when new deliveries are stored, to send them without waiting for a poll. */
   onDeliveriesCreated: () => void;
+  /** Called when events were put in the backlog, to drain it as budgets refill. */
+  onQueued: (events: number) => void;
   /** Records a dead-lettered event in the delivery log of the webhooks it was meant for. */
   recordDeadLettered: (event: EventHeader, notice: Buffer, webhookIds: number[]) => Promise<number>;
 }
@@ -139,10 +146,21 @@ export class EventConsumer {
   /**
    * Stores the deliveries of a batch of events received together. The webhook service is asked
    * once per team and event name, after every event of the batch arrived, so a webhook created
-   * before an event was committed is always among the answers.
+   * before an event was committed is always among the answers. An event whose team is over its
+   * fan-out budget (or already has events waiting) is stored whole in the backlog instead, with its
+   * webhooks, and acked like the others: one row, whatever its fan-out, so a team that fans out
+   * more than its share cannot keep the database from the other teams' deliveries.
    */
   private async fanOut(events: Omit<EventFanOut, 'webhookIds'>[]): Promise<number[]> {
-    return this.options.store.createForEvents(await this.withTargets(events));
+    const { store, budget, backlog, onQueued } = this.options;
+    const planned = await this.withTargets(events);
+    const admitted = planned.map((fanOut) => budget.admit(fanOut.event.team_id, fanOut.webhookIds.length));
+    const now = planned.filter((_, index) => admitted[index]);
+    const later = planned.filter((_, index) => !admitted[index]);
+    const [created] = await Promise.all([store.createForEvents(now), backlog.queue(later)]);
+    if (later.length > 0) onQueued(later.length);
+    let next = 0;
+    return admitted.map((goesNow) => (goesNow ? (created[next++] ?? 0) : 0));
   }
 
   /** The active webhooks of each event's team subscribed to it; one question per team and event name. */

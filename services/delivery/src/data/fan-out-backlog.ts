@@ -1,0 +1,123 @@
+import { timestamp, withTransaction, type Pool } from '@worklane/db';
+import type { EventHeader } from '../domain/delivery';
+import type { DeliveryStore, EventFanOut } from './deliveries';
+
+/** What one drain of a team's backlog did. */
+export interface Drained {
+  events: number;
+  deliveries: number;
+  /** Events of the team still waiting. */
+  more: boolean;
+}
+
+interface BacklogRow {
+  seq: string;
+  event_id: string;
+  event: EventHeader['event'];
+  team_id: string;
+  body: Buffer;
+  trace_context: Record<string, string> | null;
+  event_created_at: string;
+  webhook_ids: string[];
+}
+
+/** Events read per drain of one team, at most. */
+const DRAIN_BATCH = 200;
+
+/**
+ * Events waiting for their team's fan-out budget: one row per event with the webhooks it goes to
+ * (those subscribed when the event arrived), drained in arrival order into deliveries.
+ */
+export class FanOutBacklog {
+  constructor(
+    private readonly pool: Pool,
+    private readonly deliveries: DeliveryStore,
+  ) {}
+
+  /** Stores events to fan out later; an event already waiting is left as it is. */
+  async queue(events: EventFanOut[]): Promise<void> {
+    if (events.length === 0) return;
+    await this.pool.query({
+      name: 'fanout-backlog-queue',
+      text: `INSERT INTO fanout_backlog (team_id, event_id, event, body, trace_context, event_created_at, webhook_ids)
+       SELECT e.team_id, e.event_id, e.event, e.body, e.trace_context::jsonb, e.event_created_at, string_to_array(e.webhook_ids, ',')::bigint[]
+       FROM unnest($1::bigint[], $2::uuid[], $3::text[], $4::bytea[], $5::text[], $6::timestamptz[], $7::text[])
+         WITH ORDINALITY AS e (team_id, event_id, event, body, trace_context, event_created_at, webhook_ids, position)
+       ORDER BY e.position
+       ON CONFLICT (event_id) DO NOTHING`,
+      values: [
+        events.map(({ event }) => event.team_id),
+        events.map(({ event }) => event.id),
+        events.map(({ event }) => event.event),
+        events.map(({ body }) => body),
+        events.map(({ traceContext }) => JSON.stringify(traceContext)),
+        events.map(({ event }) => event.created_at),
+        events.map(({ webhookIds }) => webhookIds.join(',')),
+      ],
+    });
+  }
+
+  /** The teams with events waiting, found by a skip scan of the team index (no read of the rows). */
+  async waitingTeams(): Promise<number[]> {
+    const { rows } = await this.pool.query<{ team_id: string }>({
+      name: 'fanout-backlog-teams',
+      text: `WITH RECURSIVE teams (team_id) AS (
+         (SELECT team_id FROM fanout_backlog ORDER BY team_id LIMIT 1)
+         UNION ALL
+         SELECT (SELECT b.team_id FROM fanout_backlog AS b WHERE b.team_id > t.team_id ORDER BY b.team_id LIMIT 1)
+         FROM teams AS t WHERE t.team_id IS NOT NULL
+       )
+       SELECT team_id FROM teams WHERE team_id IS NOT NULL`,
+    });
+    return rows.map((row) => Number(row.team_id));
+  }
+
+  /** Events waiting, all teams together. */
+  async size(): Promise<number> {
+    const { rows } = await this.pool.query<{ count: number }>('SELECT count(*)::int AS count FROM fanout_backlog');
+    return rows[0]?.count ?? 0;
+  }
+
+  /**
+   * Creates the deliveries of a team's oldest waiting events, as many events as `allowance`
+   * deliveries cover (at least one), and removes those events, in one transaction. One drain per
+   * team at a time across replicas (an advisory lock), so a team's events keep their order; a team
+   * another replica is draining is skipped.
+   */
+  async drain(teamId: number, allowance: number, firstDelayMs: number): Promise<Drained> {
+    return withTransaction(this.pool, async (client) => {
+      const { rows: locked } = await client.query<{ locked: boolean }>(
+        `SELECT pg_try_advisory_xact_lock(hashtext('worklane.fanout_backlog'), hashtext($1::text)) AS locked`,
+        [String(teamId)],
+      );
+      if (!locked[0]?.locked) return { events: 0, deliveries: 0, more: true };
+      const limit = Math.max(1, Math.min(DRAIN_BATCH, Math.ceil(allowance)));
+      const { rows } = await client.query<BacklogRow>({
+        name: 'fanout-backlog-oldest',
+        text: `SELECT seq, event_id, event, team_id, body, trace_context, ${timestamp('event_created_at')}, webhook_ids
+         FROM fanout_backlog WHERE team_id = $1 ORDER BY seq LIMIT $2`,
+        values: [teamId, limit],
+      });
+      const taken: BacklogRow[] = [];
+      let deliveries = 0;
+      for (const row of rows) {
+        if (taken.length > 0 && deliveries + row.webhook_ids.length > allowance) break;
+        taken.push(row);
+        deliveries += row.webhook_ids.length;
+      }
+      if (taken.length === 0) return { events: 0, deliveries: 0, more: false };
+      await this.deliveries.createForEvents(
+        taken.map((row) => ({
+          event: { id: row.event_id, event: row.event, created_at: row.event_created_at, team_id: Number(row.team_id) },
+          body: row.body,
+          traceContext: row.trace_context ?? {},
+          webhookIds: row.webhook_ids.map(Number),
+          firstDelayMs,
+        })),
+        client,
+      );
+      await client.query({ name: 'fanout-backlog-remove', text: 'DELETE FROM fanout_backlog WHERE seq = ANY($1::bigint[])', values: [taken.map((row) => row.seq)] });
+      return { events: taken.length, deliveries, more: taken.length < rows.length || rows.length === limit };
+    });
+  }
+}

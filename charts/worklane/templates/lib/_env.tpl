@@ -86,6 +86,8 @@ the client's before it. Trusting exactly those hops ignores whatever the client 
 {{- $_ := set $data "DELIVERY_DNS_MAX_TTL_MS" (printf "%d" (int64 $delivery.dnsMaxTtlMs)) -}}
 {{- $_ := set $data "DELIVERY_DNS_NEGATIVE_TTL_MS" (printf "%d" (int64 $delivery.dnsNegativeTtlMs)) -}}
 {{- $_ := set $data "DELIVERY_DNS_CACHE_SIZE" (printf "%d" (int64 $delivery.dnsCacheSize)) -}}
+{{- $_ := set $data "DELIVERY_FANOUT_PER_TEAM_PER_SECOND" (toString $delivery.fanOutPerTeamPerSecond) -}}
+{{- $_ := set $data "DELIVERY_FANOUT_PER_TEAM_BURST" (printf "%d" (int64 $delivery.fanOutPerTeamBurst)) -}}
 {{- end -}}
 {{- /* Page sizes of the API's lists and the per-team quotas. */ -}}
 {{- if has .component (list "project" "webhook" "issue" "delivery") -}}
@@ -100,6 +102,12 @@ the client's before it. Trusting exactly those hops ignores whatever the client 
 {{- end -}}
 {{- if eq .component "gateway" -}}
 {{- $_ := set $data "REQUEST_BODY_MAX_BYTES" (printf "%d" (int64 $root.Values.apiInput.maxBodyBytes)) -}}
+{{- with $root.Values.apiRateLimits -}}
+{{- $_ := set $data "RATE_LIMIT_PER_SECOND" (toString .perTokenPerSecond) -}}
+{{- $_ := set $data "RATE_LIMIT_BURST" (printf "%d" (int64 .perTokenBurst)) -}}
+{{- $_ := set $data "RATE_LIMIT_TEAM_PER_SECOND" (toString .perTeamPerSecond) -}}
+{{- $_ := set $data "RATE_LIMIT_TEAM_BURST" (printf "%d" (int64 .perTeamBurst)) -}}
+{{- end -}}
 {{- end -}}
 {{- $quotas := $root.Values.teamQuotas -}}
 {{- if eq .component "project" -}}

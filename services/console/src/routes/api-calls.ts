@@ -44,6 +44,9 @@ export function fieldErrors(body: ApiErrorBody | undefined): Record<string, stri
   return errors;
 }
 
+/** Calls one page makes to the services at once. */
+export const CONCURRENCY = 4;
+
 /** Runs `task` over `items` with at most `limit` at a time, keeping the order of results. */
 export async function mapLimit<Item, Result>(items: Item[], limit: number, task: (item: Item) => Promise<Result>): Promise<Result[]> {
   const results: Result[] = new Array(items.length);

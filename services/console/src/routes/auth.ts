@@ -1,30 +1,20 @@
-import type { CookieOptions, Request, Response, Router } from 'express';
+// The sign-in tab: sign in, sign out and (when enabled) sign up.
+import type { Request, Response, Router } from 'express';
 import { grpc } from '@worklane/grpc';
-import { AccountRequestError, SignInThrottledError, type Session, type User } from '../clients/accounts';
+import { AccountRequestError, SignInThrottledError, type User } from '../clients/accounts';
 import { CSRF_FIELD, PRE_SESSION_COOKIE, csrfMatches, newPreSessionToken, validPreSessionToken } from '../csrf';
 import { formString, pageContext, safeNext, sendPage } from '../context';
+import type { ConsoleDeps } from '../deps';
 import { describeWait, signInThrottle } from '../rate-limit';
 import { parseCookies } from '../security';
+import { cookieOptions, SESSION_COOKIE, setSessionCookie } from '../session';
 import { loginPage, signupPage, type FormErrors } from '../views/auth';
 import { noticeFrom } from '../notices';
-import type { ConsoleDeps } from '../app';
-
-export const SESSION_COOKIE = 'worklane_session';
 
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 /** The longest email address there can be (RFC 5321 path limit) and the longest password taken. */
 const MAX_EMAIL_LENGTH = 254;
 const MAX_PASSWORD_LENGTH = 1024;
-
-export function cookieOptions(req: Request, deps: Pick<ConsoleDeps, 'secureCookies'>): CookieOptions {
-  return { httpOnly: true, sameSite: 'lax', secure: deps.secureCookies || req.secure, path: '/' };
-}
-
-/** The session cookie lives as long as the session would if nothing else happened. */
-export function setSessionCookie(req: Request, res: Response, deps: Pick<ConsoleDeps, 'secureCookies'>, session: Session): void {
-  const expires = new Date(session.expires_at);
-  res.cookie(SESSION_COOKIE, session.id, { ...cookieOptions(req, deps), ...(Number.isNaN(expires.getTime()) ? {} : { expires }) });
-}
 
 /** The pre-session CSRF token of this browser, set as a cookie when it has none yet. */
 function preSessionToken(req: Request, res: Response, deps: ConsoleDeps): string {

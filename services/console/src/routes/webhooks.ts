@@ -1,0 +1,143 @@
+// The webhooks tab (/teams/:team/settings/webhooks): the team's webhooks, each with its delivery
+// log; add, switch on and off, delete, ping and redeliver.
+import type { Request, Response, Router } from 'express';
+import type { ApiErrorBody } from '../clients/services';
+import { formList, formString, pageContext, sendPage } from '../context';
+import type { ConsoleDeps } from '../deps';
+import { ServiceUnavailableError } from '../errors';
+import { noticeFrom } from '../notices';
+import type { Delivery, DeliveryDetail, List, Webhook } from '../resources';
+import { confirmPage } from '../views/pages';
+import { newWebhookPage, webhookPage, webhooksPage, type DeliveryLogEntry, type WebhookFormValues } from '../views/webhooks';
+import { callApi, CONCURRENCY, fieldErrors, mapLimit, teamApi } from './api-calls';
+import { deliveryId, positiveId } from './params';
+
+/** Deliveries per log page, each shown with its attempts. */
+const LOG_PAGE_SIZE = 20;
+
+export function mountWebhooks(router: Router, deps: ConsoleDeps): void {
+  const { services, assets, logger } = deps;
+
+  const webhooksPath = (req: Request) => `/teams/${req.team!.team_id}/settings/webhooks`;
+
+  router.get('/teams/:team/settings/webhooks', async (req, res) => {
+    const webhooks = (await callApi<List<Webhook>>(services, req, 'GET', teamApi(req, '/webhooks'))).body.data;
+    sendPage(res, 200, webhooksPage(pageContext(req, assets, 'webhooks'), { webhooks, notice: noticeFrom(req.query.notice) }));
+  });
+
+  const emptyWebhook: WebhookFormValues = { url: '', events: ['issue.created', 'issue.updated'], secret: '', active: true };
+
+  router.get('/teams/:team/settings/webhooks/new', (req, res) => {
+    sendPage(res, 200, newWebhookPage(pageContext(req, assets, 'webhooks'), { values: emptyWebhook }));
+  });
+
+  router.post('/teams/:team/settings/webhooks', async (req, res) => {
+    const values: WebhookFormValues = {
+      url: formString(req.body, 'url').trim(),
+      events: formList(req.body, 'events'),
+      secret: formString(req.body, 'secret'),
+      active: formString(req.body, 'active') === 'true',
+    };
+    // Exactly what an API client would send; the webhook service applies its rules and messages.
+    const body = { url: values.url, events: values.events, active: values.active, ...(values.secret ? { secret: values.secret } : {}) };
+    const response = await callApi<Webhook & ApiErrorBody>(services, req, 'POST', teamApi(req, '/webhooks'), { body, accept: [422] });
+    if (response.status === 422) {
+      const errors = fieldErrors(response.body);
+      const known = new Set(['url', 'events', 'secret', 'active']);
+      const other = Object.entries(errors).filter(([name]) => !known.has(name));
+      return sendPage(
+        res,
+        422,
+        newWebhookPage(pageContext(req, assets, 'webhooks'), {
+          values,
+          errors,
+          notice: { kind: 'error', text: other.length > 0 ? `The webhook was not added: ${other.map(([, messages]) => messages.join(' ')).join(' ')}` : 'The webhook was not added. Correct the fields marked below.' },
+        }),
+      );
+    }
+    res.redirect(303, `${webhooksPath(req)}/${response.body.id}?notice=webhook-created`);
+  });
+
+  const webhookId = (req: Request) => positiveId(req.params.webhook);
+
+  async function renderWebhook(req: Request, res: Response, status: number, notice?: { kind: 'success' | 'error' | 'info'; text: string }) {
+    const id = webhookId(req);
+    const webhook = (await callApi<Webhook>(services, req, 'GET', teamApi(req, `/webhooks/${id}`))).body;
+    let log: DeliveryLogEntry[] | undefined;
+    let olderCursor: string | undefined;
+    try {
+      const cursor = typeof req.query.cursor === 'string' && /^[A-Za-z0-9_=-]{1,200}$/.test(req.query.cursor) ? req.query.cursor : undefined;
+      const query = `?limit=${LOG_PAGE_SIZE}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`;
+      const list = (await callApi<List<Delivery>>(services, req, 'GET', teamApi(req, `/webhooks/${id}/deliveries${query}`))).body;
+      olderCursor = list.next_cursor ?? undefined;
+      log = await mapLimit(list.data.slice(0, LOG_PAGE_SIZE), CONCURRENCY, async (delivery) => {
+        // Only the detail carries the attempts; a delivery with none needs no second call.
+        if (delivery.attempt_count === 0) return { delivery, attempts: [] };
+        try {
+          const path = teamApi(req, `/deliveries/${encodeURIComponent(delivery.id)}`);
+          const detail = (await callApi<DeliveryDetail>(services, req, 'GET', path)).body;
+          return { delivery: detail, attempts: detail.attempts };
+        } catch (error) {
+          if (!(error instanceof ServiceUnavailableError)) throw error;
+          return { delivery, attempts: undefined };
+        }
+      });
+    } catch (error) {
+      if (!(error instanceof ServiceUnavailableError)) throw error;
+      logger.warn({ err: error.reason, service: error.service }, 'delivery log unavailable');
+    }
+    sendPage(res, status, webhookPage(pageContext(req, assets, 'webhooks'), { webhook, log, olderCursor, notice: notice ?? noticeFrom(req.query.notice) }));
+  }
+
+  router.get('/teams/:team/settings/webhooks/:webhook', (req, res) => renderWebhook(req, res, 200));
+
+  /** A refusal the person can read (409, 422...): the webhook page again, with the API's message. */
+  const refusal = (body: ApiErrorBody | undefined, fallback: string) => ({ kind: 'error' as const, text: body?.message ? `${fallback} ${body.message}` : fallback });
+
+  router.post('/teams/:team/settings/webhooks/:webhook/active', async (req, res) => {
+    const id = webhookId(req);
+    const active = formString(req.body, 'active') === 'true';
+    const response = await callApi<ApiErrorBody>(services, req, 'PATCH', teamApi(req, `/webhooks/${id}`), { body: { active }, accept: [409, 422] });
+    if (response.status >= 400) return renderWebhook(req, res, response.status, refusal(response.body, 'The webhook was not changed.'));
+    const notice = active ? 'webhook-activated' : 'webhook-deactivated';
+    const target = formString(req.body, 'return_to') === 'list' ? webhooksPath(req) : `${webhooksPath(req)}/${id}`;
+    res.redirect(303, `${target}?notice=${notice}`);
+  });
+
+  router.post('/teams/:team/settings/webhooks/:webhook/delete', async (req, res) => {
+    const id = webhookId(req);
+    if (formString(req.body, 'confirmed') !== 'yes') {
+      const webhook = (await callApi<Webhook>(services, req, 'GET', teamApi(req, `/webhooks/${id}`))).body;
+      return sendPage(
+        res,
+        200,
+        confirmPage(pageContext(req, assets, 'webhooks'), {
+          title: 'Delete webhook',
+          question: `Delete the webhook for ${webhook.url}?`,
+          detail: 'Deliveries to it stop at once, including retries that are waiting. This cannot be undone.',
+          action: `${webhooksPath(req)}/${id}/delete`,
+          button: 'Delete webhook',
+          cancel: `${webhooksPath(req)}/${id}`,
+        }),
+      );
+    }
+    await callApi(services, req, 'DELETE', teamApi(req, `/webhooks/${id}`));
+    res.redirect(303, `${webhooksPath(req)}?notice=webhook-deleted`);
+  });
+
+  router.post('/teams/:team/settings/webhooks/:webhook/ping', async (req, res) => {
+    const id = webhookId(req);
+    const response = await callApi<ApiErrorBody>(services, req, 'POST', teamApi(req, `/webhooks/${id}/ping`), { accept: [409, 422] });
+    if (response.status >= 400) return renderWebhook(req, res, response.status, refusal(response.body, 'The ping was not sent.'));
+    res.redirect(303, `${webhooksPath(req)}/${id}?notice=ping-sent`);
+  });
+
+  router.post('/teams/:team/settings/webhooks/:webhook/deliveries/:delivery/redeliver', async (req, res) => {
+    const id = webhookId(req);
+    const delivery = deliveryId(req.params.delivery);
+    const path = teamApi(req, `/deliveries/${encodeURIComponent(delivery)}/redeliver`);
+    const response = await callApi<ApiErrorBody>(services, req, 'POST', path, { accept: [409, 422] });
+    if (response.status >= 400) return renderWebhook(req, res, response.status, refusal(response.body, 'The delivery was not sent again.'));
+    res.redirect(303, `${webhooksPath(req)}/${id}?notice=redelivery-queued`);
+  });
+}

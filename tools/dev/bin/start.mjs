@@ -2,24 +2,14 @@
 // `npm start`: build, bring up PostgreSQL and NATS (unless DATABASE_URL / NATS_URL are set), run
 // every service in the foreground with the gateway on http://127.0.0.1:${GATEWAY_PORT:-8080}, and
 // stop everything on Ctrl-C / SIGTERM.
-import fs from 'node:fs';
 import path from 'node:path';
 
 import { removeRuntimeFile, writeRuntimeFile } from '../src/env-file.mjs';
-import { loadDevKeys, loadWiring, mainFile } from '../src/services.mjs';
 import { provision, useProjectNode } from '../src/provision/index.mjs';
+import { ServiceRunner } from '../src/service-runner.mjs';
+import { loadDevKeys, loadWiring } from '../src/services.mjs';
 import { startStack, worklaneDir } from '../src/stack.mjs';
-import { Supervisor, httpStatus } from '../src/supervisor.mjs';
-import {
-  UserError,
-  formatMs,
-  isPortFree,
-  repoRoot,
-  say,
-  signalTools,
-  sleep,
-  turboBuild,
-} from '../src/util.mjs';
+import { UserError, formatMs, say, signalTools, turboBuild } from '../src/util.mjs';
 
 await useProjectNode();
 
@@ -29,7 +19,7 @@ const devDir = path.join(worklaneDir, 'dev');
 const servicePidFile = path.join(devDir, 'services.json');
 
 let stack = null;
-let supervisor = null;
+let runner = null;
 let shutdownPromise = null;
 let signalCount = 0;
 
@@ -38,16 +28,14 @@ function shutdown(exitCode, reason) {
     if (reason) say(reason);
     signalTools('SIGTERM');
     removeRuntimeFile();
-    if (supervisor && supervisor.procs.size > 0) {
-      say('stopping services...');
-      await supervisor.stopAll({ timeoutMs: STOP_TIMEOUT_MS });
-    }
+    if (runner?.started) say('stopping services...');
+    await runner?.stop({ timeoutMs: STOP_TIMEOUT_MS });
     if (stack) {
       const what = [stack.postgres && 'PostgreSQL', stack.nats && 'NATS'].filter(Boolean).join(' and ');
       if (what) say(`stopping ${what}...`);
       await stack.stop();
     }
-    if (stack || supervisor) say('stopped.');
+    if (stack || runner?.started) say('stopped.');
     process.exit(exitCode);
   })().catch((err) => {
     say(`error while stopping: ${err?.stack ?? err}`);
@@ -58,7 +46,7 @@ function shutdown(exitCode, reason) {
 
 // A closed terminal or pipe must not crash the runner before it has stopped what it started.
 for (const stream of [process.stdout, process.stderr]) stream.on('error', () => undefined);
-process.on('exit', () => supervisor?.killAll());
+process.on('exit', () => runner?.kill());
 
 let firstSignalAt = 0;
 for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
@@ -72,7 +60,7 @@ for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
       shutdown(0, `${sig} received: shutting down (again to kill the services at once)`);
     } else {
       say('killing the services');
-      supervisor?.killAll();
+      runner?.kill();
     }
   });
 }
@@ -96,31 +84,18 @@ async function main() {
   }
   say(`build done in ${formatMs(Date.now() - buildStarted)}`);
   const { START_ORDER, defaultPorts, serviceEnv } = await loadWiring();
-
-  const missing = START_ORDER.filter((name) => !fs.existsSync(mainFile(name)));
-  if (missing.length > 0) {
-    throw new UserError(
-      `cannot start: ${missing.map((n) => path.relative(repoRoot, mainFile(n))).join(', ')} ` +
-        `${missing.length === 1 ? 'does' : 'do'} not exist after the build. Each service must build to ` +
-        'services/<name>/dist/main.js (is it implemented yet, and does its tsconfig.build.json emit to dist?).',
-    );
-  }
-
-  await Supervisor.clearStale(servicePidFile);
   const ports = defaultPorts(gatewayPort);
-  const busy = [];
-  for (const name of START_ORDER) {
-    for (const [kind, port] of Object.entries(ports[name])) {
-      if (port !== null && !(await isPortFree(port))) busy.push(`${port} (${name} ${kind.toUpperCase()})`);
-    }
-  }
-  if (busy.length > 0) {
-    throw new UserError(
-      `port${busy.length > 1 ? 's' : ''} ${busy.join(', ')} already in use: is another \`npm start\` running?` +
-        (busy.some((b) => b.includes('gateway')) ? ' (GATEWAY_PORT moves the gateway)' : ''),
-    );
-  }
+  runner = new ServiceRunner({
+    startOrder: START_ORDER,
+    ports,
+    pidFile: servicePidFile,
+    startTimeoutMs: START_TIMEOUT_MS,
+    onUnexpectedExit: (_name, message) => shutdown(1, message),
+  });
+  runner.checkBuilt();
+  await runner.checkPortsFree();
 
+  // The infrastructure first (PostgreSQL and NATS, ./src/stack.mjs), then the services on it.
   const keys = loadDevKeys();
   stack = await startStack({ name: 'dev', fast: false, handleSignals: false });
   if (shutdownPromise) return;
@@ -128,57 +103,14 @@ async function main() {
   say(`NATS: ${stack.natsUrl}${stack.nats ? '' : ' (NATS_URL)'}`);
 
   const envs = serviceEnv({ databaseUrl: stack.databaseUrl, natsUrl: stack.natsUrl, keys, ports });
-  let startupFailure = null;
-  supervisor = new Supervisor({
-    pidFile: servicePidFile,
-    onUnexpectedExit(name, code, signal) {
-      const how = signal ? `was killed by ${signal}` : `exited with code ${code}`;
-      const lines = supervisor.lastLines(name);
-      const detail = lines.length > 0 ? `\n  last lines of ${name}:\n    ${lines.slice(-15).join('\n    ')}` : '';
-      startupFailure = `service ${name} ${how}`;
-      shutdown(1, `service ${name} ${how} unexpectedly: shutting everything down.${detail}`);
-    },
-  });
-
   const started = Date.now();
-  const deadline = started + START_TIMEOUT_MS;
-  const waitReady = async (name, url) => {
-    for (;;) {
-      if (shutdownPromise) return false;
-      if ((await httpStatus(url)) === 200) return true;
-      if (Date.now() > deadline) return false;
-      await sleep(300);
-    }
-  };
-
-  say('starting token...');
-  supervisor.start('token', envs.token);
-  if (!(await waitReady('token', `http://127.0.0.1:${ports.token.http}/readyz`))) {
-    if (!shutdownPromise) {
-      shutdown(1, `token did not answer 200 on http://127.0.0.1:${ports.token.http}/readyz within ${formatMs(START_TIMEOUT_MS)}`);
-    }
+  const result = await runner.start(envs);
+  if (shutdownPromise) return;
+  if (!result.ok) {
+    if (result.reason) shutdown(1, result.reason);
     return;
   }
-  const rest = START_ORDER.filter((n) => n !== 'token');
-  say(`starting ${rest.join(', ')}...`);
-  for (const name of rest) supervisor.start(name, envs[name]);
-
   const gatewayUrl = `http://127.0.0.1:${gatewayPort}`;
-  if (!(await waitReady('gateway', `${gatewayUrl}/readyz`))) {
-    if (shutdownPromise) return;
-    const notReady = [];
-    for (const name of START_ORDER) {
-      const status = await httpStatus(`http://127.0.0.1:${ports[name].http}/readyz`);
-      if (status !== 200) notReady.push(`${name} (${status === 0 ? 'no answer' : `HTTP ${status}`})`);
-    }
-    shutdown(
-      1,
-      `${gatewayUrl}/readyz did not answer 200 within ${formatMs(START_TIMEOUT_MS)}; ` +
-        `not ready: ${notReady.join(', ') || 'none individually (the gateway itself?)'}`,
-    );
-    return;
-  }
-  if (shutdownPromise || startupFailure) return;
 
   writeRuntimeFile({
     databaseUrl: stack.databaseUrl,

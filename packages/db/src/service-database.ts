@@ -29,3 +29,18 @@ export async function openServiceDatabase(
     onIdleClientError: (error) => logger?.warn({ err: error }, 'an idle database connection broke; it will be replaced'),
   });
 }
+
+/**
+ * A second pool on the service's schema for its background work (relaying events, sending
+ * deliveries), so API requests, however many and slow, never leave that work waiting for a
+ * connection, nor it them.
+ */
+export function openWorkerPool(service: string, config: Omit<ServiceDatabaseConfig, 'MIGRATE_ON_START' | 'DATABASE_POOL_MAX'>, max: number, logger?: { warn(object: object, message: string): void }): pg.Pool {
+  return createPool({
+    url: config.DATABASE_URL,
+    schema: config.DATABASE_SCHEMA,
+    max,
+    applicationName: `${service}-worker`,
+    onIdleClientError: (error) => logger?.warn({ err: error }, 'an idle database connection of the background work broke; it will be replaced'),
+  });
+}

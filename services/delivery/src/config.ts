@@ -42,6 +42,13 @@ export const configSchema = z.object({
   DELIVERY_CONCURRENCY: z.coerce.number().int().min(1).max(2_000).default(200).describe('Delivery attempts in flight at once in this replica'),
   DELIVERY_CONCURRENCY_PER_TEAM: z.coerce.number().int().min(1).max(2_000).default(50).describe("Attempts in flight at once for one team in this replica, so one team's receivers cannot take every slot"),
   DELIVERY_CONCURRENCY_PER_WEBHOOK: z.coerce.number().int().min(1).max(500).default(16).describe('Attempts in flight at once to one webhook, so a slow receiver cannot hold up the others'),
+  DELIVERY_PIPELINE_POOL_MAX: z.coerce
+    .number()
+    .int()
+    .min(2)
+    .max(200)
+    .default(10)
+    .describe("Connections of the pool that fans out events, sends deliveries and records attempts, apart from the delivery log API's DATABASE_POOL_MAX so requests never hold up sending"),
   DELIVERY_FANOUT_PER_TEAM_PER_SECOND: z.coerce
     .number()
     .min(0)

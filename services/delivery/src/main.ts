@@ -3,7 +3,7 @@ import { listPageLimits, publicKeysOf } from '@worklane/config';
 import { IDENTITY_ISSUERS } from './config';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { openServiceDatabase, pingDatabase } from '@worklane/db';
+import { openServiceDatabase, openWorkerPool, pingDatabase } from '@worklane/db';
 import { closeHttpServer, listen } from '@worklane/http';
 import { inputLimitsFrom } from '@worklane/http';
 import {
@@ -37,6 +37,9 @@ const VERSION = (JSON.parse(readFileSync(join(__dirname, '..', 'package.json'), 
 async function main(): Promise<void> {
   const { logger, metrics, lifecycle, tracing } = runtime;
   const pool = await openServiceDatabase('delivery', config, MIGRATIONS, logger);
+  // Fan-out, sending and retention have connections of their own: a burst of slow delivery log
+  // requests cannot delay deliveries.
+  const pipelinePool = openWorkerPool('delivery', config, config.DELIVERY_PIPELINE_POOL_MAX, logger);
   const nats = await connectNats(config.NATS_URL, 'delivery', logger);
   const jsm = await jetstreamManager(nats);
   const declare = async () => {
@@ -46,6 +49,7 @@ async function main(): Promise<void> {
   await declare();
 
   const store = new DeliveryStore(pool);
+  const pipelineStore = new DeliveryStore(pipelinePool);
   const webhooks = grpcWebhookDirectory(config.WEBHOOK_GRPC_ADDR, { caller: 'delivery', signingKey: config.SIGNING_PRIVATE_KEY });
   const dispatchers = new PinnedDispatchers({ connectTimeoutMs: config.WEBHOOK_CONNECT_TIMEOUT_MS, tlsTimeoutMs: config.WEBHOOK_TLS_TIMEOUT_MS });
   // Receiver names are resolved asynchronously (never on libuv's shared thread pool) and cached.
@@ -69,7 +73,7 @@ async function main(): Promise<void> {
   });
 
   const sender = new DeliverySender({
-    store,
+    store: pipelineStore,
     webhooks,
     dispatchers,
     logger,
@@ -96,7 +100,7 @@ async function main(): Promise<void> {
   // Each team's events create at most its fan-out budget of deliveries; the rest wait in the backlog.
   const budget = new FanOutBudget(config.DELIVERY_FANOUT_PER_TEAM_PER_SECOND, config.DELIVERY_FANOUT_PER_TEAM_BURST);
   const budgetSweeper = setInterval(() => budget.sweep(), 60_000).unref();
-  const backlog = new FanOutBacklog(pool, store);
+  const backlog = new FanOutBacklog(pipelinePool, pipelineStore);
   deliveryMetrics.observeBacklog(() => backlog.size());
   const drainer = new FanOutDrainer({
     backlog,
@@ -109,7 +113,7 @@ async function main(): Promise<void> {
   });
   const consumer = new EventConsumer({
     js: jetstream(nats),
-    store,
+    store: pipelineStore,
     webhooks,
     logger,
     concurrency: config.EVENT_CONCURRENCY,
@@ -122,7 +126,7 @@ async function main(): Promise<void> {
       deliveryMetrics.fanOutQueued.inc(events);
       drainer.wake();
     },
-    recordDeadLettered: (event, notice, webhookIds) => recordDeadLettered(pool, event, notice, webhookIds),
+    recordDeadLettered: (event, notice, webhookIds) => recordDeadLettered(pipelinePool, event, notice, webhookIds),
   });
   const removedRows = new promClient.Counter({
     name: 'worklane_delivery_retention_removed_total',
@@ -131,11 +135,12 @@ async function main(): Promise<void> {
     registers: [metrics.registry],
   });
   const retention = new DeliveryRetention({
-    pool,
+    pool: pipelinePool,
     logger,
     retentionMs: config.DELIVERY_RETENTION_DAYS * 86_400_000,
     batchSize: config.DELIVERY_RETENTION_BATCH_SIZE,
     intervalMs: config.DELIVERY_RETENTION_INTERVAL_MS,
+    registry: metrics.registry,
     onRemoved: (removed) => {
       removedRows.inc({ table: 'deliveries' }, removed.deliveries);
       removedRows.inc({ table: 'delivery_attempts' }, removed.attempts);
@@ -176,7 +181,9 @@ async function main(): Promise<void> {
     .onShutdown('outbound connections', () => dispatchers.close())
     .onShutdown('resolver', () => resolver.cancel())
     .onShutdown('grpc clients', () => webhooks.close())
-    .onShutdown('database', () => pool.end())
+    .onShutdown('database', async () => {
+      await Promise.all([pool.end(), pipelinePool.end()]);
+    })
     .onShutdown('metrics', () => closeMetricsServer(metricsServer))
     .onShutdown('tracing', () => tracing.shutdown());
   lifecycle.handleSignals();

@@ -18,6 +18,13 @@ export const configSchema = z.object({
   TOKEN_SERVICE_ADDR: grpcAddress('127.0.0.1:7001').describe('host:port of the token service (AccountService, to check assignees)'),
   PROJECT_CACHE_TTL_MS: z.coerce.number().int().min(0).max(60_000).default(1_000).describe('How long a project found in the project service is remembered (0: ask on every request)'),
   OUTBOX_BATCH_SIZE: z.coerce.number().int().min(1).max(1000).default(100).describe('Outbox rows the relay claims and publishes per transaction'),
+  OUTBOX_DATABASE_POOL_MAX: z.coerce
+    .number()
+    .int()
+    .min(2)
+    .max(50)
+    .default(3)
+    .describe("Connections of the outbox relay's own pool (one listens for new events), apart from the API's DATABASE_POOL_MAX so requests never hold up publishing"),
   OUTBOX_POLL_INTERVAL_MS: z.coerce.number().int().min(50).max(60_000).default(1_000).describe('Relay poll interval when no notification arrives'),
   OUTBOX_RETENTION_HOURS: z.coerce.number().min(0).max(24 * 30).default(24).describe('How long published outbox rows are kept'),
   ...pagingSettings,

@@ -2,7 +2,7 @@ import { config, runtime } from './instrumentation';
 import { listPageLimits, publicKeysOf } from '@worklane/config';
 import { IDENTITY_ISSUERS } from './config';
 import { join } from 'node:path';
-import { createPool, migrate, pingDatabase } from '@worklane/db';
+import { openServiceDatabase, openWorkerPool, pingDatabase } from '@worklane/db';
 import { closeHttpServer, listen } from '@worklane/http';
 import { inputLimitsFrom } from '@worklane/http';
 import { connectNats, ensureIssueEventsStream, jetstream, jetstreamManager, natsAnswers, registerStreamMetrics, streamLimitsFrom } from '@worklane/messaging';
@@ -16,8 +16,9 @@ const MIGRATIONS = join(__dirname, '..', 'migrations');
 
 async function main(): Promise<void> {
   const { logger, metrics, lifecycle, tracing } = runtime;
-  if (config.MIGRATE_ON_START) await migrate(config.DATABASE_URL, config.DATABASE_SCHEMA, MIGRATIONS);
-  const pool = createPool({ url: config.DATABASE_URL, schema: config.DATABASE_SCHEMA, max: config.DATABASE_POOL_MAX, applicationName: 'issue' });
+  const pool = await openServiceDatabase('issue', config, MIGRATIONS, logger);
+  // The relay has connections of its own: a burst of slow API requests cannot delay publishing.
+  const relayPool = openWorkerPool('issue', config, config.OUTBOX_DATABASE_POOL_MAX, logger);
   const nats = await connectNats(config.NATS_URL, 'issue', logger);
   const jsm = await jetstreamManager(nats);
   const declareStream = async () => {
@@ -48,7 +49,7 @@ async function main(): Promise<void> {
   });
 
   const relay = new OutboxRelay({
-    pool,
+    pool: relayPool,
     js: jetstream(nats),
     logger,
     batchSize: config.OUTBOX_BATCH_SIZE,
@@ -90,7 +91,9 @@ async function main(): Promise<void> {
       projects.close();
       members.close();
     })
-    .onShutdown('database', () => pool.end())
+    .onShutdown('database', async () => {
+      await Promise.all([pool.end(), relayPool.end()]);
+    })
     .onShutdown('metrics', () => closeMetricsServer(metricsServer))
     .onShutdown('tracing', () => tracing.shutdown());
   lifecycle.handleSignals();

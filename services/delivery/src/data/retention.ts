@@ -1,5 +1,5 @@
 import type { Pool } from '@worklane/db';
-import type { Logger } from '@worklane/observability';
+import { BackgroundWorker, type Logger, type Registry } from '@worklane/observability';
 
 /** Rows removed by one batch. */
 export interface Removed {
@@ -42,6 +42,8 @@ export interface RetentionOptions {
   /** Pause between passes once nothing expired is left. */
   intervalMs: number;
   onRemoved?: (removed: Removed) => void;
+  /** Where the worker's passes and failures are counted. */
+  registry?: Registry;
 }
 
 /**
@@ -51,26 +53,21 @@ export interface RetentionOptions {
  * quota); then it waits `intervalMs`. Every replica runs one; their batches skip each other's rows.
  */
 export class DeliveryRetention {
-  private running = false;
   private stopped = false;
-  private loop: Promise<void> | undefined;
-  private timer: NodeJS.Timeout | undefined;
-  private wakeUp: (() => void) | undefined;
+  private readonly worker: BackgroundWorker;
 
-  constructor(private readonly options: RetentionOptions) {}
+  constructor(private readonly options: RetentionOptions) {
+    this.worker = new BackgroundWorker({ name: 'delivery retention', logger: options.logger, registry: options.registry, idleMs: options.intervalMs, pass: () => this.pass() });
+  }
 
   start(): void {
-    if (this.running) return;
-    this.running = true;
-    this.loop = this.run();
+    this.stopped = false;
+    this.worker.start();
   }
 
   async stop(): Promise<void> {
-    this.running = false;
     this.stopped = true;
-    clearTimeout(this.timer);
-    this.wakeUp?.();
-    await this.loop;
+    await this.worker.stop();
   }
 
   /** Removes everything expired now, batch after batch; resolves to what it removed. */
@@ -87,24 +84,13 @@ export class DeliveryRetention {
     }
   }
 
-  private async run(): Promise<void> {
-    const { logger, intervalMs } = this.options;
-    while (this.running) {
-      const started = Date.now();
-      try {
-        const removed = await this.removeExpired();
-        if (removed.deliveries > 0) {
-          const seconds = Math.max(0.001, (Date.now() - started) / 1000);
-          logger.info({ ...removed, rowsPerSecond: Math.round((removed.deliveries + removed.attempts) / seconds) }, 'removed deliveries past their retention');
-        }
-      } catch (error) {
-        logger.warn({ err: error }, 'removing old deliveries failed; trying again at the next pass');
-      }
-      if (!this.running) break;
-      await new Promise<void>((resolve) => {
-        this.wakeUp = resolve;
-        this.timer = setTimeout(resolve, intervalMs);
-      });
+  private async pass(): Promise<'idle'> {
+    const started = Date.now();
+    const removed = await this.removeExpired();
+    if (removed.deliveries > 0) {
+      const seconds = Math.max(0.001, (Date.now() - started) / 1000);
+      this.options.logger.info({ ...removed, rowsPerSecond: Math.round((removed.deliveries + removed.attempts) / seconds) }, 'removed deliveries past their retention');
     }
+    return 'idle';
   }
 }

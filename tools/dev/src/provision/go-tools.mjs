@@ -1,4 +1,4 @@
-// Tools built from the Go module proxy: nats-server and helm. Each is taken, in this order, from
+// Tools built from the Go module proxy: nats-server, helm and promtool. Each is taken, in this order, from
 // its override variable, from PATH, from <repo>/.cache/bin, from the user's cache (built by an
 // earlier clone on this machine), or built with `go install` into .cache/bin. A binary older than
 // the minimum is skipped with one line saying so; one in .cache/bin is used only at the pinned version.
@@ -25,6 +25,18 @@ export const GO_TOOLS = {
     ...TOOLS.helm,
     // A plain `go install` of helm reports only major.minor: stamp the full version in.
     ldflags: (version) => `-X helm.sh/helm/v3/internal/version.version=v${version}`,
+  },
+  promtool: {
+    name: 'promtool',
+    override: 'WORKLANE_PROMTOOL_BIN',
+    versionArgs: ['--version'],
+    ...TOOLS.promtool,
+    // Prometheus X.Y.Z is the Go module version v0.(100X+Y).Z; the release build stamps X.Y.Z.
+    moduleVersion: (version) => {
+      const [major, minor, patch] = parseVersion(version);
+      return `v0.${major * 100 + minor}.${patch}`;
+    },
+    ldflags: (version) => `-X github.com/prometheus/common/version.Version=${version}`,
   },
 };
 
@@ -62,7 +74,7 @@ export function findGoTool(tool, env = process.env) {
   return null;
 }
 
-function findGo(env) {
+export function findGo(env = process.env) {
   const go = which('go', ['/usr/local/go/bin', path.join(os.homedir(), 'go', 'bin')], env);
   if (!go) return null;
   return atLeast(probeVersion(go, ['version'], env), TOOLS.go.minimum) ? go : null;
@@ -81,7 +93,7 @@ export async function buildGoTool(tool, env = process.env) {
   const args = ['install', '-trimpath'];
   const ldflags = tool.ldflags(tool.pinned);
   if (ldflags) args.push(`-ldflags=${ldflags}`);
-  args.push(`${tool.module}@v${tool.pinned}`);
+  args.push(`${tool.module}@${tool.moduleVersion ? tool.moduleVersion(tool.pinned) : `v${tool.pinned}`}`);
   await runChecked(go, args, { env: { ...env, GOBIN: cacheBinDir } });
   const bin = path.join(cacheBinDir, tool.name);
   if (!isExecutable(bin)) throw new Error(`go install finished but ${bin} is missing`);

@@ -2,13 +2,16 @@
 // (at a checked version), or installed, or built, and the time each took is printed.
 //
 //   provision(['postgres', 'natsServer', 'helm', 'chromium']) -> {postgres, natsServer, helm, chromium}
+//   provision(['etcd', 'kubernetes', 'promtool', 'helm']) for `npm run test:kubernetes`
 //
 // Node itself is provisioned first, by useProjectNode() (node.mjs), before anything else runs.
 import path from 'node:path';
 
 import { formatMs, repoRoot, say } from '../util.mjs';
 import { ensureChromium } from './chromium.mjs';
+import { ensureEtcd } from './etcd.mjs';
 import { GO_TOOLS, ensureGoTool } from './go-tools.mjs';
+import { ensureKubernetes } from './kubernetes.mjs';
 import { ensurePostgres } from './postgres.mjs';
 
 const PROVIDERS = {
@@ -19,6 +22,9 @@ const PROVIDERS = {
   natsServer: async () => labelled(await ensureGoTool(GO_TOOLS.natsServer), 'nats-server'),
   helm: async () => labelled(await ensureGoTool(GO_TOOLS.helm), 'helm'),
   chromium: async () => labelled(await ensureChromium(), 'Chromium'),
+  etcd: async () => labelled(await ensureEtcd(), 'etcd'),
+  kubernetes: async () => labelled(await ensureKubernetes(), 'kube-apiserver and kubectl'),
+  promtool: async () => labelled(await ensureGoTool(GO_TOOLS.promtool), 'promtool'),
 };
 
 const labelled = (found, name) => ({ ...found, label: `${name} ${found.version}` });
@@ -48,6 +54,7 @@ export function toolVariables(tools) {
   if (tools.helm) vars.HELM_BIN = vars.WORKLANE_HELM_BIN = tools.helm.bin;
   if (tools.chromium) vars.WORKLANE_CHROMIUM_BIN = tools.chromium.bin;
   if (tools.postgres) vars.WORKLANE_POSTGRES_BIN_DIR = tools.postgres.binDir;
+  if (tools.promtool) vars.WORKLANE_PROMTOOL_BIN = tools.promtool.bin;
   return vars;
 }
 

@@ -3,7 +3,7 @@
 // README's "Requirements" section states the same minimums, and tools/dev/test checks it does.
 
 export const TOOLS = {
-  /** The Node major that the images run (tools/images/Dockerfile.template: node:24-slim). */
+  /** The Node major that the images run (tools/images/Dockerfile: node:24-slim). */
   node: { pinned: '24.21.0', major: 24 },
   /** nats-server: the delivery consumer's filter_subjects needs 2.10. */
   natsServer: {
@@ -18,6 +18,17 @@ export const TOOLS = {
   postgres: { minimum: '15.0', aptPackage: 'postgresql' },
   /** Chromium for the console's browser tests, driven by playwright-core. */
   chromium: { minimum: '120.0', aptPackage: 'chromium' },
+  /** kube-apiserver and kubectl for `npm run test:kubernetes`, built from the Go module proxy (provision/kubernetes.mjs). */
+  kubernetes: { pinned: '1.32.4', module: 'k8s.io/kubernetes', source: 'go build of a wrapper module from the Go module proxy' },
+  /** etcd, the store of that API server: Debian 12's etcd-server is 3.4. */
+  etcd: { minimum: '3.4.0', aptPackage: 'etcd-server' },
+  /** promtool: `promtool test rules` on the chart's alerts. Prometheus 3.x's Go module is versioned v0.3xx (3.16.0 is v0.316.0). */
+  promtool: {
+    pinned: '3.16.0',
+    minimum: '3.0.0',
+    module: 'github.com/prometheus/prometheus/cmd/promtool',
+    source: 'go install from the Go module proxy',
+  },
   /** Go builds nats-server and helm; an older go fetches the toolchain their go.mod asks for. */
   go: { minimum: '1.21.0' },
 };

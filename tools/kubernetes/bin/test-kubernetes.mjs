@@ -1,0 +1,102 @@
+#!/usr/bin/env node
+// `npm run test:kubernetes`: the chart against a real Kubernetes API server, and the alerts
+// under promtool. Phases, each timed:
+//   provision  etcd (Debian), kube-apiserver and kubectl (built from the Go module proxy), helm,
+//              promtool, through the repository's one provisioning path (cached per machine)
+//   (a)        etcd + kube-apiserver on loopback with a throwaway PKI; every value set rendered
+//              and every object validated by a server-side dry run, without and then with the
+//              Prometheus Operator's CRDs
+//   (i)        every alert and recording rule under `promtool test rules`: each alert fires in
+//              its scenario and stays silent otherwise
+//   teardown   every process stopped by its pid (also on failure or Ctrl-C), the run's
+//              directory removed
+// Ends with `N passed, M failed`; exits non-zero when anything failed.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+
+import { provision, useProjectNode } from '../../dev/src/provision/index.mjs';
+import { UserError, say } from '../../dev/src/util.mjs';
+
+await useProjectNode();
+
+const { Suite } = await import('../src/suite.mjs');
+const { Processes } = await import('../src/processes.mjs');
+const { startApiServer } = await import('../src/api-server.mjs');
+const { NAMESPACE, installMonitoringCrds, validateValueSets, noCrdNotes, refusesBareDefaults } = await import('../src/chart-validation.mjs');
+const { testAlertRules } = await import('../src/alert-rules.mjs');
+
+const started = Date.now();
+const suite = new Suite();
+const workDir = fs.mkdtempSync(path.join(os.tmpdir(), 'wl-kubernetes-'));
+const processes = new Processes(workDir);
+const keep = process.env.WORKLANE_KEEP_KUBERNETES_DIR === '1';
+
+let cleaned = false;
+async function cleanUp() {
+  if (cleaned) return;
+  cleaned = true;
+  await processes.stopAll();
+  if (keep) say(`kept ${workDir} (WORKLANE_KEEP_KUBERNETES_DIR=1)`);
+  else fs.rmSync(workDir, { recursive: true, force: true });
+}
+
+for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
+  process.on(signal, () => {
+    say(`${signal}: stopping what the suite started`);
+    cleanUp().finally(() => process.exit(130));
+  });
+}
+
+let tools;
+let cluster;
+try {
+  await suite.phase('provision: etcd, kube-apiserver, kubectl, helm, promtool', async () => {
+    tools = await provision(['etcd', 'kubernetes', 'helm', 'promtool']);
+  });
+
+  if (tools) {
+    await suite.phase('(a) etcd and kube-apiserver on loopback', async () => {
+      cluster = await startApiServer({
+        processes,
+        workDir,
+        etcdBin: tools.etcd.bin,
+        apiServerBin: tools.kubernetes.bins['kube-apiserver'],
+        kubectlBin: tools.kubernetes.bins.kubectl,
+      });
+      await suite.check(`the API server reports Kubernetes ${tools.kubernetes.version}`, async () => {
+        const { stdout } = await cluster.kubectl(['version', '-o', 'json']);
+        const reported = JSON.parse(stdout).serverVersion?.gitVersion;
+        if (reported !== `v${tools.kubernetes.version}`) throw new Error(`it reports ${reported}`);
+      });
+      const created = await cluster.kubectl(['create', 'namespace', NAMESPACE]);
+      if (created.code !== 0) throw new Error(`could not create the namespace: ${created.stderr}`);
+    });
+  }
+
+  if (cluster) {
+    const context = { helmBin: tools.helm.bin, kubeconfig: cluster.kubeconfig, kubeEnv: cluster.kubeEnv, kubectl: cluster.kubectl };
+    await suite.phase('(a) every value set, cluster without the Prometheus Operator CRDs', async () => {
+      await suite.check('the bare defaults are refused with a message naming database.url', () => refusesBareDefaults(context));
+      await validateValueSets(suite, { ...context, withCrds: false });
+      await suite.check('the install notes say which monitoring objects were left out', () => noCrdNotes(context));
+    });
+    await suite.phase('(a) every value set, cluster with the Prometheus Operator CRDs', async () => {
+      await installMonitoringCrds(cluster.kubectl);
+      await validateValueSets(suite, { ...context, withCrds: true });
+    });
+  }
+
+  if (tools) {
+    await suite.phase('(i) alerts and recording rules under promtool', async () => {
+      await testAlertRules(suite, { helmBin: tools.helm.bin, promtoolBin: tools.promtool.bin, workDir });
+    });
+  }
+} catch (error) {
+  suite.fail(error instanceof UserError ? error.message : error?.stack ?? String(error));
+} finally {
+  const teardownStarted = Date.now();
+  await cleanUp();
+  suite.phases.push({ name: 'teardown', ms: Date.now() - teardownStarted });
+}
+process.exit(suite.summary(Date.now() - started));

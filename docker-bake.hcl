@@ -1,7 +1,9 @@
 // Builds every Worklane service image with one tag:
 //   TAG=1.4.0 REGISTRY=registry.example.com/worklane docker buildx bake --push
-// (tools/images/build.sh wraps this.) Each service is built from its own
-// services/<name>/Dockerfile with the repository root as context.
+// (tools/images/build.sh wraps this.) Every service is built from the one Dockerfile,
+// tools/images/Dockerfile, with the service as its SERVICE build argument and the repository
+// root as context. The list below is the service table's (packages/testing/src/service-table.ts:
+// name and image); a chart test (tools/chart-tests/test/images.test.mjs) keeps the two equal.
 
 variable "REGISTRY" {
   default = "docker.io/worklane"
@@ -38,6 +40,7 @@ target "service" {
   name       = svc
   matrix     = { svc = ["gateway", "token", "project", "webhook", "issue", "delivery", "console"] }
   inherits   = ["_common"]
-  dockerfile = "services/${svc}/Dockerfile"
+  dockerfile = "tools/images/Dockerfile"
+  args       = { SERVICE = svc }
   tags       = ["${REGISTRY}/${svc}:${TAG}"]
 }

@@ -181,7 +181,7 @@ describe.each(valueSets)('chart policies with %s', (valuesFile) => {
         }),
       );
       const [container] = job.spec.template.spec.containers;
-      expect(container.command).toEqual(['node', 'tools/worklane/bin/worklane.mjs', 'migrate', '--service', service]);
+      expect(container.command).toEqual(['node', '/app/tools/worklane/bin/worklane.mjs', 'migrate', '--service', service]);
       const deployment = byComponent(objects, 'Deployment', service);
       expect(container.image).toBe(deployment.spec.template.spec.containers[0].image);
       expect(envOf(container).DATABASE_SCHEMA.value).toBeTruthy();

@@ -107,7 +107,7 @@ describe('a binary on PATH', () => {
 describe('Node', () => {
   test('the tests run on the major the images run', () => {
     expect(Number(process.versions.node.split('.')[0])).toBe(TOOLS.node.major);
-    const template = fs.readFileSync(path.join(repoRoot, 'tools/images/Dockerfile.template'), 'utf8');
+    const template = fs.readFileSync(path.join(repoRoot, 'tools/images/Dockerfile'), 'utf8');
     expect(template).toContain(`ARG NODE_IMAGE=node:${TOOLS.node.major}-`);
     expect(fs.readFileSync(path.join(repoRoot, '.nvmrc'), 'utf8').trim()).toBe(String(TOOLS.node.major));
     const pkg = JSON.parse(fs.readFileSync(path.join(repoRoot, 'package.json'), 'utf8'));

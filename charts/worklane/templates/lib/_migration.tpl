@@ -67,9 +67,10 @@ spec:
         - name: migrate
           image: {{ include "worklane.image" . }}
           imagePullPolicy: {{ $root.Values.image.pullPolicy }}
+          # The image's working directory is the service's folder; the CLI sits at the image's root.
           command:
             - node
-            - tools/worklane/bin/worklane.mjs
+            - /app/tools/worklane/bin/worklane.mjs
             - migrate
             - --service
             - {{ .component }}

@@ -32,6 +32,36 @@ export const API_ROUTES: readonly ApiRoute[] = [
   { template: `${TEAM}/deliveries/:delivery/redeliver`, methods: ['POST'], upstream: 'delivery' },
 ];
 
+/** A route the gateway answers itself, without a token. */
+export interface PublicApiRoute {
+  template: string;
+  methods: readonly Method[];
+  /** What it serves. */
+  serves: 'api-description' | 'api-reference';
+}
+
+/**
+ * The public routes under /api: the API's own description (the OpenAPI document of
+ * packages/api-contract) and its reference page. Served by the gateway without authentication
+ * or rate limiting; they hold nothing of any team.
+ */
+export const PUBLIC_API_ROUTES: readonly PublicApiRoute[] = [
+  { template: '/api/v1/openapi.json', methods: ['GET'], serves: 'api-description' },
+  { template: '/api/v1/reference', methods: ['GET'], serves: 'api-reference' },
+];
+
+export type PublicRouteMatch = { kind: 'matched'; route: PublicApiRoute } | { kind: 'method-not-allowed'; route: PublicApiRoute; allow: string };
+
+/** The public route of a path (one trailing slash ignored), or undefined. HEAD is answered as GET. */
+export function matchPublicApiRoute(method: string, path: string): PublicRouteMatch | undefined {
+  const trimmed = path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path;
+  const route = PUBLIC_API_ROUTES.find((candidate) => candidate.template === trimmed);
+  if (!route) return undefined;
+  const effective = method === 'HEAD' ? 'GET' : method;
+  if ((route.methods as readonly string[]).includes(effective)) return { kind: 'matched', route };
+  return { kind: 'method-not-allowed', route, allow: [...route.methods, 'HEAD'].join(', ') };
+}
+
 /** Ids are positive integers (as `idParam` reads them); delivery ids are opaque URL-safe strings. */
 const INTEGER_ID = /^[1-9]\d{0,15}$/;
 const PARAM_PATTERNS: Record<string, RegExp> = { delivery: /^[A-Za-z0-9_-]{1,128}$/ };

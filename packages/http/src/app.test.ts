@@ -36,7 +36,7 @@ describe('createServiceApp', () => {
   it('refuses a request without a signed identity', async () => {
     const response = await request(app()).get('/api/v1/teams/1/things/1');
     expect(response.status).toBe(401);
-    expect(response.body).toEqual({ message: 'Unauthenticated.' });
+    expect(response.body).toEqual({ message: 'Unauthenticated.', code: 'unauthenticated' });
   });
 
   it('refuses an identity signed with another key or for another path', async () => {
@@ -60,7 +60,7 @@ describe('createServiceApp', () => {
 
   it('answers 404 for a non-integer id and an unknown route', async () => {
     const url = '/api/v1/teams/1/things/abc';
-    expect((await request(app()).get(url).set(signed('GET', url))).body).toEqual({ message: 'Not found.' });
+    expect((await request(app()).get(url).set(signed('GET', url))).body).toEqual({ message: 'Not found.', code: 'not_found' });
     const unknown = '/api/v1/nothing';
     expect((await request(app()).get(unknown).set(signed('GET', unknown))).status).toBe(404);
   });
@@ -82,6 +82,7 @@ describe('createServiceApp', () => {
     expect(invalid.status).toBe(422);
     expect(invalid.body).toEqual({
       message: 'The name field must not be greater than 5 characters.',
+      code: 'validation_failed',
       errors: { name: ['The name field must not be greater than 5 characters.'] },
     });
     expect((await send().send({})).body.errors).toEqual({ name: ['The name field is required.'] });

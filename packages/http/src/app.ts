@@ -5,6 +5,7 @@ import { HttpError, notFound, validationFailed } from './errors';
 import { FieldErrorCollector } from './field-errors';
 import { requireIdentity } from './identity';
 import { DEFAULT_INPUT_LIMITS, collectQueryProblems, type InputLimits } from './input-limits';
+import { accessLog, requestId, routeOf } from './request-id';
 import { collectTextProblems } from './text-input';
 
 export interface ServiceAppOptions {
@@ -30,6 +31,8 @@ export interface ServiceAppOptions {
   parseBodies?: boolean;
   /** Query limits and how much of a 422 is listed; DEFAULT_INPUT_LIMITS for what is not given. */
   inputLimits?: Partial<InputLimits>;
+  /** Log one line per request (the gateway does: the edge sees every request once). */
+  accessLog?: boolean;
 }
 
 /** Methods whose body, when present, must be JSON. */
@@ -72,8 +75,7 @@ function recordMetrics(metrics: ServiceMetrics): RequestHandler {
     const stop = metrics.httpDuration.startTimer();
     res.on('finish', () => {
       // A handler that routes by itself (the gateway's route table) names the template in res.locals.route.
-      const route = typeof res.locals.route === 'string' ? res.locals.route : req.route ? `${req.baseUrl}${String(req.route.path)}` : 'unmatched';
-      const labels = { method: req.method, route, status: String(res.statusCode) };
+      const labels = { method: req.method, route: routeOf(req, res), status: String(res.statusCode) };
       metrics.httpRequests.inc(labels);
       stop(labels);
     });
@@ -90,7 +92,7 @@ function errorHandler(logger: Logger, limits: InputLimits): ErrorRequestHandler 
     else if (error?.type === 'encoding.unsupported' || error?.type === 'charset.unsupported') {
       httpError = new HttpError(415, 'The request body encoding is not supported.');
     } else {
-      logger.error({ err: error, method: req.method, url: req.originalUrl }, 'request failed');
+      logger.error({ err: error, method: req.method, route: routeOf(req, res) }, 'request failed');
       httpError = new HttpError(500, 'Server Error.');
     }
     // Headers already out (a streamed list failing half-way): cut the connection, so that the
@@ -110,7 +112,9 @@ export function createServiceApp(options: ServiceAppOptions): Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
+  app.use(requestId());
   app.use(recordMetrics(options.metrics));
+  if (options.accessLog) app.use(accessLog(options.logger));
 
   app.get('/healthz', (_req, res) => void res.json({ status: 'ok' }));
   app.get('/readyz', async (_req, res) => {

@@ -31,7 +31,7 @@ describe('bodies that are not JSON', () => {
   it('answers 415 with the JSON error shape for text/plain and for a body without a content type', async () => {
     const plain = await post().set('Content-Type', 'text/plain').send('{"name":"x"}');
     expect(plain.status).toBe(415);
-    expect(plain.body).toEqual({ message: 'The request body must be JSON (Content-Type: application/json).' });
+    expect(plain.body).toEqual({ message: 'The request body must be JSON (Content-Type: application/json).', code: 'unsupported_media_type' });
     const untyped = await post().unset('Content-Type').send(Buffer.from('{"name":"x"}'));
     expect(untyped.status).toBe(415);
   });
@@ -43,6 +43,7 @@ describe('U+0000 in a body', () => {
     expect(known.status).toBe(422);
     expect(known.body).toEqual({
       message: 'The name field must not contain the NUL character (U+0000).',
+      code: 'validation_failed',
       errors: { name: ['The name field must not contain the NUL character (U+0000).'] },
     });
     const nested = await post().send({ name: 'ok', extra: { list: ['x', 'y\u0000'] } });

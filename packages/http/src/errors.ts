@@ -1,39 +1,51 @@
+import { errorCodeOf, type ErrorCode } from '@worklane/api-contract';
 import { boundFieldErrors, truncateText, FIELD_ERRORS_CEILING, type FieldErrorLimits } from './field-errors';
 
+/** The one error shape of the API (packages/api-contract's `errorBody`). */
 export interface ErrorBody {
   message: string;
+  /** Stable identifier of the failure, for programs (ERROR_CODES in packages/api-contract). */
+  code: ErrorCode;
   errors?: Record<string, string[]>;
   /** On a 422 that lists only some of its field errors: how many more there were. */
   errors_omitted?: number;
 }
 
-/** An error that is the response: its status and JSON body reach the client as they are. */
+/**
+ * An error that is the response: its status and JSON body reach the client as they are. Its
+ * `code` is the status's own (`not_found`, `validation_failed`...) unless a more specific one is given.
+ */
 export class HttpError extends Error {
   /** Field errors found but not listed in `errors`. */
   omittedErrors = 0;
+  readonly code: ErrorCode;
 
   constructor(
     readonly status: number,
     message: string,
     readonly errors?: Record<string, string[]>,
     readonly headers: Record<string, string> = {},
+    code?: ErrorCode,
   ) {
     super(message);
     this.name = 'HttpError';
+    this.code = code ?? errorCodeOf(status);
   }
 
   get body(): ErrorBody {
-    if (!this.errors) return { message: this.message };
-    return this.omittedErrors > 0 ? { message: this.message, errors: this.errors, errors_omitted: this.omittedErrors } : { message: this.message, errors: this.errors };
+    const { message, code } = this;
+    if (!this.errors) return { message, code };
+    return this.omittedErrors > 0 ? { message, code, errors: this.errors, errors_omitted: this.omittedErrors } : { message, code, errors: this.errors };
   }
 
   /** The body with at most `limits.maxFieldErrors` field errors, each message at most `limits.maxMessageLength` long. */
   boundedBody(limits: FieldErrorLimits): ErrorBody {
-    if (!this.errors) return { message: truncateText(this.message, limits.maxMessageLength) };
+    const { code } = this;
+    const message = truncateText(this.message, limits.maxMessageLength);
+    if (!this.errors) return { message, code };
     const bounded = boundFieldErrors(this.errors, limits);
     const omitted = this.omittedErrors + bounded.omitted;
-    const message = truncateText(this.message, limits.maxMessageLength);
-    return omitted > 0 ? { message, errors: bounded.errors, errors_omitted: omitted } : { message, errors: bounded.errors };
+    return omitted > 0 ? { message, code, errors: bounded.errors, errors_omitted: omitted } : { message, code, errors: bounded.errors };
   }
 }
 

@@ -50,6 +50,7 @@ describe('a 422', () => {
   it('reports errors_omitted only when fields were left out, and renders within the limits', () => {
     expect(validationFailed({ name: ['The name field is required.'] }).body).toEqual({
       message: 'The name field is required.',
+      code: 'validation_failed',
       errors: { name: ['The name field is required.'] },
     });
     const many = Object.fromEntries(Array.from({ length: 50 }, (_, index) => [`f${index}`, ['m'.repeat(1_000)]]));

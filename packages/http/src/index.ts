@@ -6,8 +6,20 @@ export { textProblem, collectTextProblems, requireStorableText } from './text-in
 export { DEFAULT_INPUT_LIMITS, inputLimitsFrom, type InputLimits } from './input-limits';
 export { resource, idParam, type ResourceHandlers } from './routes';
 export { createServiceApp, type ServiceAppOptions } from './app';
+export { REQUEST_ID_ATTRIBUTE, REQUEST_ID_HEADER, accessLog, isValidRequestId, requestId, routeOf } from './request-id';
 export { listen, closeHttpServer } from './server';
-export { API_ROUTES, API_UPSTREAMS, matchApiRoute, type ApiRoute, type ApiUpstream, type RouteMatch } from './api-routes';
+export {
+  API_ROUTES,
+  API_UPSTREAMS,
+  PUBLIC_API_ROUTES,
+  matchApiRoute,
+  matchPublicApiRoute,
+  type ApiRoute,
+  type ApiUpstream,
+  type PublicApiRoute,
+  type PublicRouteMatch,
+  type RouteMatch,
+} from './api-routes';
 export {
   byId,
   decodeCursor,

@@ -1,7 +1,7 @@
 import { HttpError, type ErrorBody } from './errors';
 
 /** The stable `code` of a quota refusal, for clients to branch on. */
-export const QUOTA_EXCEEDED = 'quota_exceeded';
+export const QUOTA_EXCEEDED = 'quota_exceeded' as const;
 
 /**
  * 409 for a create that would take a team past a per-team quota:
@@ -13,15 +13,15 @@ export class QuotaExceededHttpError extends HttpError {
     message: string,
     readonly limit: number,
   ) {
-    super(409, message);
+    super(409, message, undefined, {}, QUOTA_EXCEEDED);
   }
 
-  override get body(): ErrorBody & { code: string; limit: number } {
+  override get body(): ErrorBody & { limit: number } {
     return { message: this.message, code: QUOTA_EXCEEDED, limit: this.limit };
   }
 
   /** The message is Worklane's own and short; nothing to bound. */
-  override boundedBody(): ErrorBody & { code: string; limit: number } {
+  override boundedBody(): ErrorBody & { limit: number } {
     return this.body;
   }
 }

@@ -66,16 +66,5 @@ export function parseBody<Schema extends z.ZodType>(schema: Schema, body: unknow
   throw validationFailed(collector.errors, collector.omitted);
 }
 
-/** Field builders shared by the services' request schemas. */
-export const fields = {
-  /** A required string, trimmed, 1..max characters. */
-  requiredString: (max: number) => z.string().trim().min(1).max(max),
-  /** An optional string that may be null, trimmed, up to max characters; empty becomes null. */
-  nullableString: (max: number) =>
-    z
-      .string()
-      .trim()
-      .max(max)
-      .nullable()
-      .transform((value) => (value === '' ? null : value)),
-};
+/** Field builders of the request schemas: defined with them, in packages/api-contract. */
+export { fields } from '@worklane/api-contract';

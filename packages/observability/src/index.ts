@@ -1,4 +1,5 @@
 export { createLogger, type Logger } from './logger';
+export { currentRequestContext, runInRequestContext, type RequestContext } from './request-context';
 export { createMetrics, type ServiceMetrics, type Registry, promClient } from './metrics';
 export { startTracing, type Tracing, type TracingOptions } from './tracing';
 export { Lifecycle, type ShutdownStep } from './lifecycle';

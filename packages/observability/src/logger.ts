@@ -1,9 +1,13 @@
 import { trace } from '@opentelemetry/api';
 import pino from 'pino';
+import { currentRequestContext } from './request-context';
 
 export type Logger = pino.Logger;
 
-/** JSON logs on stdout; every line carries the service name and, inside a span, its trace id. */
+/**
+ * JSON logs on stdout; every line carries the service name, inside a span its trace id, and while
+ * a request is served its request id (`request_id`, the X-Request-Id the client sees).
+ */
 export function createLogger(service: string, level = 'info'): Logger {
   return pino({
     level,
@@ -16,7 +20,11 @@ export function createLogger(service: string, level = 'info'): Logger {
     },
     mixin() {
       const spanContext = trace.getActiveSpan()?.spanContext();
-      return spanContext ? { trace_id: spanContext.traceId, span_id: spanContext.spanId } : {};
+      const requestId = currentRequestContext()?.requestId;
+      return {
+        ...(requestId ? { request_id: requestId } : {}),
+        ...(spanContext ? { trace_id: spanContext.traceId, span_id: spanContext.spanId } : {}),
+      };
     },
   });
 }

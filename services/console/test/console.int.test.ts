@@ -110,7 +110,7 @@ test('a token created in the console works against the API until it is deleted, 
 
   const refused = await withToken.get(projects);
   expect(refused.status).toBe(401);
-  expect(refused.body).toEqual({ message: 'Unauthenticated.' });
+  expect(refused.body).toEqual({ message: 'Unauthenticated.', code: 'unauthenticated' });
 });
 
 test("the API's validation message is shown beside the field it is about", async () => {

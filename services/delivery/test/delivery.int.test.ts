@@ -327,7 +327,7 @@ describe('the delivery log API', () => {
     expect((await other.post(`/teams/${otherTeam.team_id}/deliveries/${delivery!.id}/redeliver`)).status).toBe(404);
     expect((await other.get(`/teams/${otherTeam.team_id}/webhooks/${webhook.id}/deliveries`)).status).toBe(404);
     expect((await other.post(`/teams/${otherTeam.team_id}/webhooks/${webhook.id}/ping`)).status).toBe(404);
-    expect((await team.client.get(`/teams/${team.team_id}/deliveries/not-a-delivery-id`)).body).toEqual({ message: 'Not found.' });
+    expect((await team.client.get(`/teams/${team.team_id}/deliveries/not-a-delivery-id`)).body).toEqual({ message: 'Not found.', code: 'not_found' });
     expect((await team.client.get(`/teams/${team.team_id}/deliveries/00000000-0000-4000-8000-000000000000`)).status).toBe(404);
   });
 

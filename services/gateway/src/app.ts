@@ -1,9 +1,10 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Express, NextFunction, Request, Response } from 'express';
-import { HttpError, badRequest, createServiceApp, forbidden, matchApiRoute, notFound, signIdentity, type ApiUpstream } from '@worklane/http';
+import { HttpError, badRequest, createServiceApp, forbidden, matchApiRoute, matchPublicApiRoute, notFound, signIdentity, type ApiUpstream } from '@worklane/http';
 import type { Signer } from '@worklane/config';
 import type { Logger, ServiceMetrics } from '@worklane/observability';
 import type { RequestHandler } from 'http-proxy-middleware';
+import { apiDescriptionHandler, type ApiDescription } from './api-description';
 import type { TokenAuthenticator } from './authenticate';
 import { readJsonBody } from './body';
 import { createServiceProxy, forwardBody, type Agents } from './proxy';
@@ -28,6 +29,8 @@ export interface AppDeps {
   /** Largest request body in bytes (413 above it); 1 MiB when not given. */
   bodyLimitBytes?: number;
   isReady: () => boolean | Promise<boolean>;
+  /** The OpenAPI document and reference page, served without a token; 404 when not given. */
+  apiDescription?: ApiDescription;
 }
 
 const unauthenticated = () => new HttpError(401, 'Unauthenticated.', undefined, { 'WWW-Authenticate': 'Bearer realm="worklane"' });
@@ -59,7 +62,7 @@ const isApiPath = (url: string) => url === '/api' || url.startsWith('/api/') || 
 const isMetricsPath = (url: string) => /^\/metrics\/?$/i.test(url.split('?', 1)[0]!);
 
 /**
- * The public entry point. Under /api: route table (404, 405), authentication of every request by
+ * The public entry point. Under /api: the API's description without a token (PUBLIC_API_ROUTES), route table (404, 405), authentication of every request by
  * the token service (401, 503 when it cannot answer), the token's team (403), the rate of the token and of its team (429),
  * body checks (400, 413, 415), then the request goes to its service with a signed identity.
  * Everything else goes to the console, which authenticates with its own sessions.
@@ -70,8 +73,17 @@ export function createApp(deps: AppDeps): Express {
     if (target) proxies[service] = createServiceProxy({ service, target, agents: deps.agents, timeoutMs: deps.upstreamTimeoutMs, logger: deps.logger });
   }
 
+  const describeApi = deps.apiDescription ? apiDescriptionHandler(deps.apiDescription) : undefined;
+
   async function api(req: Request, res: Response, next: NextFunction): Promise<void> {
     const path = req.url.split('?', 1)[0]!;
+    const publicRoute = matchPublicApiRoute(req.method, path);
+    if (publicRoute) {
+      res.locals.route = publicRoute.route.template;
+      if (publicRoute.kind === 'method-not-allowed') throw methodNotAllowed(publicRoute.allow);
+      if (describeApi?.(publicRoute.route, res)) return;
+      throw notFound();
+    }
     const match = matchApiRoute(req.method, path);
     if (match.kind === 'not-found') throw notFound();
     res.locals.route = match.route.template;
@@ -81,6 +93,7 @@ export function createApp(deps: AppDeps): Express {
     if (authentication.outcome === 'refused') throw unauthenticated();
     if (authentication.outcome === 'unavailable') throw unavailable();
     const { identity } = authentication;
+    res.locals.teamId = identity.teamId;
     // Whether or not that team exists: a token sees its own team only.
     if (match.params.team !== String(identity.teamId)) throw forbidden();
     const rate = takeEach([
@@ -114,6 +127,8 @@ export function createApp(deps: AppDeps): Express {
     metrics: deps.metrics,
     isReady: deps.isReady,
     parseBodies: false,
+    // One line per request at the edge; the services' own lines carry the same request id.
+    accessLog: true,
     routes: (router) => {
       router.use((req, res, next) => {
         // Absolute-form and `*` targets are for forward proxies; routing here reads paths only.

@@ -3,6 +3,7 @@ import { createGrpcClient, createHealthChecker } from '@worklane/grpc';
 import { closeHttpServer, listen } from '@worklane/http';
 import { exitOnStartupFailure, closeMetricsServer, serveMetrics } from '@worklane/observability';
 import { loadProto, type TokenProto } from '@worklane/proto';
+import { loadApiDescription } from './api-description';
 import { createApp, type Upstream } from './app';
 import { TokenAuthenticator } from './authenticate';
 import { createAgents } from './proxy';
@@ -45,6 +46,7 @@ async function main(): Promise<void> {
     upstreamTimeoutMs: config.UPSTREAM_TIMEOUT_MS,
     bodyLimitBytes: config.REQUEST_BODY_MAX_BYTES,
     isReady: async () => lifecycle.ready && upstreamsReady(),
+    apiDescription: loadApiDescription(),
   });
   const server = await listen(app, config.HTTP_PORT, config.HOST);
   const metricsServer = await serveMetrics(metrics, config.METRICS_PORT, config.HOST);

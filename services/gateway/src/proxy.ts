@@ -27,7 +27,7 @@ export function createAgents(): Agents {
   return { http, https, destroy: () => (http.destroy(), https.destroy()) };
 }
 
-const UNAVAILABLE_BODY = JSON.stringify({ message: 'Service unavailable.' });
+const UNAVAILABLE_BODY = JSON.stringify({ message: 'Service unavailable.', code: 'service_unavailable' });
 
 /**
  * A proxy to one service. Failures to reach it (refused, reset, timed out) answer 503 with the

@@ -52,7 +52,7 @@ describe('bodies that are not JSON', () => {
     for (const [method, path] of bodyRoutes()) {
       const plain = await client().request(method, path, '{"name":"x"}', { raw: true, headers: { 'content-type': 'text/plain' } });
       expect([method, path, plain.status]).toEqual([method, path, 415]);
-      expect(plain.body).toEqual({ message: 'The request body must be JSON (Content-Type: application/json).' });
+      expect(plain.body).toEqual({ message: 'The request body must be JSON (Content-Type: application/json).', code: 'unsupported_media_type' });
     }
   });
 
@@ -64,7 +64,7 @@ describe('bodies that are not JSON', () => {
   it('answers 413 for a body over 1 MiB however it is sent', async () => {
     const response = await client().post(issues(), { title: 'x', description: '\u0001'.repeat(200_000) });
     expect(response.status).toBe(413);
-    expect(response.body).toEqual({ message: 'The request body is too large.' });
+    expect(response.body).toEqual({ message: 'The request body is too large.', code: 'payload_too_large' });
   });
 });
 
@@ -83,6 +83,7 @@ describe('U+0000', () => {
     expect(response.status).toBe(422);
     expect(response.body).toEqual({
       message: 'The description field must not contain the NUL character (U+0000).',
+      code: 'validation_failed',
       errors: { description: ['The description field must not contain the NUL character (U+0000).'] },
     });
     expect((await client().get(`${issues()}/${issueId}`)).body).toEqual(before.body);

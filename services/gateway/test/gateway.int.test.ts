@@ -43,7 +43,7 @@ describe('the console behind the gateway', () => {
   it('keeps /api for the API: an unknown API path is the API’s 404, not a console page', async () => {
     const response = await direct(system.gatewayUrl, 'GET', '/api/v1/login', { accept: 'text/html' });
     expect(response.status).toBe(404);
-    expect(response.body).toEqual({ message: 'Not found.' });
+    expect(response.body).toEqual({ message: 'Not found.', code: 'not_found' });
   });
 });
 
@@ -52,7 +52,7 @@ describe('routes at the gateway', () => {
     for (const path of ['/nothing', `/teams/${alice.team_id}/nothing`, `/teams/${alice.team_id}/webhooks/1/nothing`]) {
       const response = await api(system).get(path);
       expect(response.status).toBe(404);
-      expect(response.body).toEqual({ message: 'Not found.' });
+      expect(response.body).toEqual({ message: 'Not found.', code: 'not_found' });
     }
     expect((await api(system, alice.token).get('/teams/1/organizations/2/projects/3/extra')).status).toBe(404);
   });
@@ -65,7 +65,7 @@ describe('routes at the gateway', () => {
 
   it('answers 404 for a non-integer team or id', async () => {
     const client = api(system, alice.token);
-    expect((await client.get('/teams/abc/webhooks')).body).toEqual({ message: 'Not found.' });
+    expect((await client.get('/teams/abc/webhooks')).body).toEqual({ message: 'Not found.', code: 'not_found' });
     expect((await client.get(`/teams/${alice.team_id}/organizations/x/projects`)).status).toBe(404);
     expect((await client.patch(`/teams/${alice.team_id}/organizations/${alice.organization_id}/projects/1.5`, { name: 'x' })).status).toBe(404);
   });
@@ -74,7 +74,7 @@ describe('routes at the gateway', () => {
     const response = await api(system, alice.token).put(projects(alice), { name: 'x' });
     expect(response.status).toBe(405);
     expect(response.headers.allow).toBe('GET, POST, HEAD');
-    expect(response.body).toEqual({ message: 'Method not allowed.' });
+    expect(response.body).toEqual({ message: 'Method not allowed.', code: 'method_not_allowed' });
     const webhook = await api(system).request('POST', `/teams/${alice.team_id}/webhooks/1`);
     expect(webhook.status).toBe(405);
     expect(webhook.headers.allow).toBe('GET, PATCH, DELETE, HEAD');
@@ -98,7 +98,7 @@ describe('routes at the gateway', () => {
 });
 
 describe('authentication', () => {
-  const unauthenticated = { message: 'Unauthenticated.' };
+  const unauthenticated = { message: 'Unauthenticated.', code: 'unauthenticated' };
 
   it('answers 401 without an Authorization header', async () => {
     const response = await api(system).get(projects(alice));
@@ -161,14 +161,14 @@ describe('team isolation', () => {
     ];
     for (const response of await Promise.all(calls)) {
       expect(response.status).toBe(403);
-      expect(response.body).toEqual({ message: 'This action is unauthorized.' });
+      expect(response.body).toEqual({ message: 'This action is unauthorized.', code: 'forbidden' });
     }
   });
 
   it('answers 403 for a team that does not exist, as for one that does', async () => {
     const response = await api(system, alice.token).get('/teams/987654321/webhooks');
     expect(response.status).toBe(403);
-    expect(response.body).toEqual({ message: 'This action is unauthorized.' });
+    expect(response.body).toEqual({ message: 'This action is unauthorized.', code: 'forbidden' });
   });
 
   it('replaces identity headers a client sends with the identity of its token', async () => {
@@ -186,19 +186,19 @@ describe('bodies', () => {
   it('answers 413 for a body over 1 MiB', async () => {
     const response = await client().post(projects(alice), { name: 'x', description: 'y'.repeat(1024 * 1024) });
     expect(response.status).toBe(413);
-    expect(response.body).toEqual({ message: 'The request body is too large.' });
+    expect(response.body).toEqual({ message: 'The request body is too large.', code: 'payload_too_large' });
   });
 
   it('answers 415 for a body that is not JSON', async () => {
     const response = await client().post(projects(alice), 'name=x', { raw: true, headers: { 'content-type': 'application/x-www-form-urlencoded' } });
     expect(response.status).toBe(415);
-    expect(response.body).toEqual({ message: 'The request body must be JSON (Content-Type: application/json).' });
+    expect(response.body).toEqual({ message: 'The request body must be JSON (Content-Type: application/json).', code: 'unsupported_media_type' });
   });
 
   it('answers 400 for JSON that does not parse', async () => {
     const response = await client().post(projects(alice), '{"name": "x",', { raw: true });
     expect(response.status).toBe(400);
-    expect(response.body).toEqual({ message: 'The request body is not valid JSON.' });
+    expect(response.body).toEqual({ message: 'The request body is not valid JSON.', code: 'bad_request' });
   });
 
   it('checks the token before reading the body', async () => {
@@ -217,7 +217,7 @@ describe('rate limit', () => {
     expect((await client.get(projects(alice))).status).toBe(200);
     const refused = await client.get(projects(alice));
     expect(refused.status).toBe(429);
-    expect(refused.body).toEqual({ message: 'Too many requests.' });
+    expect(refused.body).toEqual({ message: 'Too many requests.', code: 'rate_limited' });
     expect(Number(refused.headers['retry-after'])).toBeGreaterThanOrEqual(1);
     // The allowance is the token's: another token of the same team is not affected.
     expect((await api(limited.url, alice.token).get(projects(alice))).status).toBe(200);
@@ -263,7 +263,7 @@ describe('services behind the gateway', () => {
     const tampered = await direct(base, 'GET', path, otherTeam);
     for (const refused of [unsigned, forged, byIssue, deliveryAsGateway, stale, otherPath, otherMethod, tampered]) {
       expect(refused.status).toBe(401);
-      expect(refused.body).toEqual({ message: 'Unauthenticated.' });
+      expect(refused.body).toEqual({ message: 'Unauthenticated.', code: 'unauthenticated' });
     }
   });
 
@@ -272,7 +272,7 @@ describe('services behind the gateway', () => {
     const orphan = await system.startService('gateway', { PROJECT_SERVICE_URL: 'http://127.0.0.1:9' }, { readyPath: '/healthz' });
     const response = await api(orphan.url, alice.token).get(projects(alice));
     expect(response.status).toBe(503);
-    expect(response.body).toEqual({ message: 'Service unavailable.' });
+    expect(response.body).toEqual({ message: 'Service unavailable.', code: 'service_unavailable' });
     expect(response.text).not.toMatch(/ECONNREFUSED|at /);
     await orphan.stop();
   });

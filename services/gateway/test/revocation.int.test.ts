@@ -39,7 +39,7 @@ describe('revocation', () => {
       for (let attempt = 0; attempt < 20; attempt++) {
         const response = await api(gateways[attempt % 2]!, token).get(projects());
         expect(response.status).toBe(401);
-        expect(response.body).toEqual({ message: 'Unauthenticated.' });
+        expect(response.body).toEqual({ message: 'Unauthenticated.', code: 'unauthenticated' });
       }
     }
   });
@@ -69,7 +69,7 @@ describe('when the token service is down', () => {
       for (let attempt = 0; attempt < 5; attempt++) {
         const response = await api(gateway, unseen.token).get(projects());
         expect(response.status).toBe(503);
-        expect(response.body).toEqual({ message: 'Service unavailable.' });
+        expect(response.body).toEqual({ message: 'Service unavailable.', code: 'service_unavailable' });
       }
       // Fail closed means no token is let through, not even an unknown one.
       expect((await api(gateway, 'wl_' + 'B'.repeat(36)).get(projects())).status).toBe(503);

@@ -89,7 +89,7 @@ async function main() {
   exporter.reset();
   const apiPath = `/api/v1/teams/${team.id}/organizations/${organization.id}/projects`;
   const response = await fetch(`http://127.0.0.1:${gatewayServer.address().port}${apiPath}`, {
-    headers: { authorization: `Bearer ${created.value}`, accept: 'application/json' },
+    headers: { authorization: `Bearer ${created.value}`, accept: 'application/json', 'x-request-id': 'trace-harness-request-1' },
   });
   const status = response.status;
   await response.text();

@@ -105,6 +105,12 @@ it('covers gateway, token service, project service and their SQL with one trace 
   expect(projectServer.attributes['http.route']).toBe('/api/v1/teams/:team/organizations/:organization/projects');
 });
 
+it('marks the server spans of the gateway and of the service with the request id', () => {
+  const servers = output.spans.filter((span) => scoped('http')(span) && span.kind === SERVER);
+  expect(servers.length).toBe(2);
+  for (const span of servers) expect(span.attributes['worklane.request_id']).toBe('trace-harness-request-1');
+});
+
 it('puts no token value or identity signature into span attributes', () => {
   const text = JSON.stringify(output.spans);
   expect(text).not.toMatch(/wl_[0-9A-Za-z]{36}/);

@@ -159,7 +159,7 @@ describe('issue API', () => {
   it('answers invalid input with 422 and per-field messages, and changes nothing', async () => {
     const missing = await client.post(issuesPath(), { description: 'no title' });
     expect(missing.status).toBe(422);
-    expect(missing.body).toEqual({ message: 'The title field is required.', errors: { title: ['The title field is required.'] } });
+    expect(missing.body).toEqual({ message: 'The title field is required.', code: 'validation_failed', errors: { title: ['The title field is required.'] } });
 
     const wrong = await client.post(issuesPath(), { title: 'x', type: 'epic', status: 7, estimated_date: '2026-02-30', url: 'javascript:alert(1)' });
     expect(wrong.status).toBe(422);
@@ -181,10 +181,10 @@ describe('issue API', () => {
     expect((await client.post(issuesPath(otherProject), { title: 'x' })).status).toBe(404);
     expect((await client.get(issuesPath(projectId, other.organization_id))).status).toBe(404);
     expect((await client.get(issuesPath(999_999))).status).toBe(404);
-    expect((await client.get(`${issuesPath()}/abc`)).body).toEqual({ message: 'Not found.' });
+    expect((await client.get(`${issuesPath()}/abc`)).body).toEqual({ message: 'Not found.', code: 'not_found' });
     const forbidden = await client.get(issuesPath(otherProject, other.organization_id, other.team_id));
     expect(forbidden.status).toBe(403);
-    expect(forbidden.body).toEqual({ message: 'This action is unauthorized.' });
+    expect(forbidden.body).toEqual({ message: 'This action is unauthorized.', code: 'forbidden' });
     expect((await client.request('DELETE', issuesPath())).status).toBe(405);
   });
 });

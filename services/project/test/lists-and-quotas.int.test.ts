@@ -84,7 +84,7 @@ describe('organizations: an extension list, paged by default', () => {
     for (const limit of ['0', String(MAX_LIMIT + 1), 'ten', '-1', '1.5', '']) {
       const response = await client.get(path, { query: { limit } });
       expect(response.status).toBe(422);
-      expect(response.body).toEqual({ message: `The limit parameter must be an integer between 1 and ${MAX_LIMIT}.`, errors: { limit: [expect.any(String)] } });
+      expect(response.body).toEqual({ message: `The limit parameter must be an integer between 1 and ${MAX_LIMIT}.`, code: 'validation_failed', errors: { limit: [expect.any(String)] } });
     }
     const garbage = ['%%%', 'bm90IGpzb24', Buffer.from('{"v":1,"l":"organizations","k":"1; DROP"}').toString('base64url'), 'A'.repeat(600)];
     for (const cursor of garbage) {

@@ -73,7 +73,7 @@ describe('organizations', () => {
     ] as const) {
       const response = await team().post(`/api/v1/teams/${TEAM}/organizations`, body);
       expect(response.status).toBe(422);
-      expect(response.body).toEqual({ message, errors: { name: [message] } });
+      expect(response.body).toEqual({ message, code: 'validation_failed', errors: { name: [message] } });
     }
   });
 
@@ -81,7 +81,7 @@ describe('organizations', () => {
     expect((await team().get(`/api/v1/teams/${OTHER_TEAM}/organizations`)).status).toBe(403);
     const post = await team().post(`/api/v1/teams/${OTHER_TEAM}/organizations`, { name: 'Intruder' });
     expect(post.status).toBe(403);
-    expect(post.body).toEqual({ message: 'This action is unauthorized.' });
+    expect(post.body).toEqual({ message: 'This action is unauthorized.', code: 'forbidden' });
     expect((await team().get(`/api/v1/teams/999999/organizations`)).status).toBe(403);
   });
 });
@@ -147,6 +147,7 @@ describe('projects', () => {
     expect(response.status).toBe(422);
     expect(response.body).toEqual({
       message: 'The name field is required.',
+      code: 'validation_failed',
       errors: {
         name: ['The name field is required.'],
         description: ['The description field must be a string.'],
@@ -313,7 +314,7 @@ describe('scoping', () => {
       await team().patch(paths[1]!, { name: 'Intruder' }),
     ]) {
       expect(response.status).toBe(403);
-      expect(response.body).toEqual({ message: 'This action is unauthorized.' });
+      expect(response.body).toEqual({ message: 'This action is unauthorized.', code: 'forbidden' });
     }
   });
 
@@ -325,7 +326,7 @@ describe('scoping', () => {
       await team().patch(`${projectsPath(theirs)}/${theirProject.id}`, { name: 'Intruder' }),
     ]) {
       expect(response.status).toBe(404);
-      expect(response.body).toEqual({ message: 'Not found.' });
+      expect(response.body).toEqual({ message: 'Not found.', code: 'not_found' });
     }
   });
 
@@ -359,7 +360,7 @@ describe('scoping', () => {
       `/api/v1/teams/${TEAM}/nothing-here`,
     ]) {
       const response = await team().get(path);
-      expect({ path, status: response.status, body: response.body }).toEqual({ path, status: 404, body: { message: 'Not found.' } });
+      expect({ path, status: response.status, body: response.body }).toEqual({ path, status: 404, body: { message: 'Not found.', code: 'not_found' } });
     }
   });
 
@@ -389,7 +390,7 @@ describe('identity', () => {
     const path = `/api/v1/teams/${TEAM}/organizations`;
     const anonymous = await request(service.app.http).get(path);
     expect(anonymous.status).toBe(401);
-    expect(anonymous.body).toEqual({ message: 'Unauthenticated.' });
+    expect(anonymous.body).toEqual({ message: 'Unauthenticated.', code: 'unauthenticated' });
     const forged = await request(service.app.http)
       .get(path)
       .set(signIdentity(signerOf(signingKeyPairs(), 'gateway'), 'GET', path, { teamId: TEAM, userId: 1, tokenId: 1 }));

@@ -69,6 +69,7 @@ describe('4.2 create a project', () => {
     expect(response.status).toBe(422);
     expect(response.body).toEqual({
       message: 'The name field is required.',
+      code: 'validation_failed',
       errors: {
         name: ['The name field is required.'],
         description: ['The description field must be a string.'],
@@ -122,7 +123,7 @@ describe('4.3 update a project', () => {
     expect((await client.patch(path, { description: null, github_repository: null })).body).toMatchObject({ description: null, github_repository: null });
     const response = await client.patch(path, { name: null });
     expect(response.status).toBe(422);
-    expect(response.body).toEqual({ message: 'The name field must not be null.', errors: { name: ['The name field must not be null.'] } });
+    expect(response.body).toEqual({ message: 'The name field must not be null.', code: 'validation_failed', errors: { name: ['The name field must not be null.'] } });
   });
 
   it('regenerates the slug on rename', async () => {
@@ -178,7 +179,7 @@ describe('authentication and scoping', () => {
     for (const anonymous of [api(system), api(system, 'wl_not-a-real-token'), api(system, 'garbage')]) {
       const response = await anonymous.get(projects());
       expect(response.status).toBe(401);
-      expect(response.body).toEqual({ message: 'Unauthenticated.' });
+      expect(response.body).toEqual({ message: 'Unauthenticated.', code: 'unauthenticated' });
     }
     const extra = await bootstrapTeam(system);
     expect((await api(system, extra.token).get(projects(extra))).status).toBe(200);
@@ -199,7 +200,7 @@ describe('authentication and scoping', () => {
     ];
     for (const response of await Promise.all(calls)) {
       expect(response.status).toBe(403);
-      expect(response.body).toEqual({ message: 'This action is unauthorized.' });
+      expect(response.body).toEqual({ message: 'This action is unauthorized.', code: 'forbidden' });
     }
     expect((await theirClient.get(`${projects(theirs)}/${theirProject.id}`)).body).toEqual(theirProject);
   });
@@ -217,7 +218,7 @@ describe('authentication and scoping', () => {
     ];
     for (const response of await Promise.all(calls)) {
       expect(response.status).toBe(404);
-      expect(response.body).toEqual({ message: 'Not found.' });
+      expect(response.body).toEqual({ message: 'Not found.', code: 'not_found' });
     }
     const theirList = (await theirClient.get(projects(theirs))).body.data;
     expect(theirList.find((project: { id: number }) => project.id === theirProject.id)).toEqual(theirProject);
@@ -230,7 +231,7 @@ describe('HTTP edge cases', () => {
     for (const path of ['/nothing', `/teams/${mine.team_id}/organizations/abc/projects`, `${projects()}/1.5`]) {
       const response = await client.get(path);
       expect(response.status).toBe(404);
-      expect(response.body).toEqual({ message: 'Not found.' });
+      expect(response.body).toEqual({ message: 'Not found.', code: 'not_found' });
     }
   });
 

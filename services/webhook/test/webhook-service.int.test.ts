@@ -78,6 +78,7 @@ describe('create', () => {
     expect(response.status).toBe(422);
     expect(response.body).toEqual({
       message: 'The url field must be an absolute https:// URL.',
+      code: 'validation_failed',
       errors: {
         url: ['The url field must be an absolute https:// URL.'],
         'events.0': ['The selected events is invalid.'],
@@ -272,7 +273,7 @@ describe('scoping', () => {
     ];
     for (const response of responses) {
       expect(response.status).toBe(403);
-      expect(response.body).toEqual({ message: 'This action is unauthorized.' });
+      expect(response.body).toEqual({ message: 'This action is unauthorized.', code: 'forbidden' });
     }
   });
 
@@ -280,7 +281,7 @@ describe('scoping', () => {
     const path = `${webhooksPath()}/${theirs.id}`;
     for (const response of [await team().get(path), await team().patch(path, { url: 'https://1.1.1.1/stolen', active: false }), await team().delete(path)]) {
       expect(response.status).toBe(404);
-      expect(response.body).toEqual({ message: 'Not found.' });
+      expect(response.body).toEqual({ message: 'Not found.', code: 'not_found' });
     }
   });
 

@@ -56,6 +56,7 @@ describe('4.5 create a webhook', () => {
     expect(response.status).toBe(422);
     expect(response.body).toEqual({
       message: 'The url field must be an absolute https:// URL.',
+      code: 'validation_failed',
       errors: {
         url: ['The url field must be an absolute https:// URL.'],
         events: ['The events field must have at least 1 item.'],
@@ -165,7 +166,7 @@ describe('cross-team access', () => {
       client.delete(path),
     ])) {
       expect(response.status).toBe(403);
-      expect(response.body).toEqual({ message: 'This action is unauthorized.' });
+      expect(response.body).toEqual({ message: 'This action is unauthorized.', code: 'forbidden' });
     }
     expect((await theirClient.get(path)).body).toEqual(theirWebhook);
   });
@@ -175,7 +176,7 @@ describe('cross-team access', () => {
     const path = `${webhooks()}/${theirWebhook.id}`;
     for (const response of [await client.get(path), await client.patch(path, { url: 'https://1.1.1.1/stolen' }), await client.delete(path)]) {
       expect(response.status).toBe(404);
-      expect(response.body).toEqual({ message: 'Not found.' });
+      expect(response.body).toEqual({ message: 'Not found.', code: 'not_found' });
     }
     expect((await theirClient.get(`${webhooks(theirs)}/${theirWebhook.id}`)).body).toEqual(theirWebhook);
   });

@@ -38,7 +38,7 @@ async function lookUpWebhook(webhooks: WebhookDirectory, teamId: number, webhook
 /** A webhook that can receive a ping or redelivery now: it exists (else `missing`) and is active (else 409). */
 function requireActive(webhook: WebhookTarget | undefined, missing: () => HttpError): WebhookTarget {
   if (!webhook) throw missing();
-  if (!webhook.active) throw new HttpError(409, 'The webhook is inactive; activate it to receive deliveries.');
+  if (!webhook.active) throw new HttpError(409, 'The webhook is inactive; activate it to receive deliveries.', undefined, {}, 'webhook_inactive');
   return webhook;
 }
 
@@ -81,10 +81,10 @@ export function deliveryRoutes(router: Router, deps: DeliveryRouteDeps): void {
       const { teamId } = requireTeam(req);
       const original = await deliveries.findForRedelivery(teamId, deliveryParam(req));
       if (!original) throw notFound();
-      if (isDeadLetterNotice(original.body)) throw new HttpError(409, 'This event was dead-lettered: it was never published, so there is nothing to redeliver.');
+      if (isDeadLetterNotice(original.body)) throw new HttpError(409, 'This event was dead-lettered: it was never published, so there is nothing to redeliver.', undefined, {}, 'event_dead_lettered');
       requireActive(
         await lookUpWebhook(webhooks, teamId, original.webhookId),
-        () => new HttpError(409, 'The webhook of this delivery no longer exists.'),
+        () => new HttpError(409, 'The webhook of this delivery no longer exists.', undefined, {}, 'webhook_deleted'),
       );
       const delivery = await deliveries.createOne({
         eventId: original.eventId,

@@ -3,7 +3,8 @@ import { byId, idParam, notFound, parseBody, readPage, requireTeam, resource, ro
 import type { ProjectDirectory, TeamMembers } from '../clients/directories';
 import { listPageLimits } from '@worklane/config';
 import type { IssueStore, ProjectScope } from '../data/issues';
-import { createIssueSchema, referencePrefix, updateIssueSchema } from '../domain/issue';
+import { createIssueSchema, updateIssueSchema } from '@worklane/api-contract';
+import { referencePrefix } from '../domain/issue';
 
 export interface IssueRouteDeps {
   issues: IssueStore;

@@ -1,5 +1,5 @@
 import { HttpError, parseBody } from '@worklane/http';
-import { createProjectInput, isGithubRepository, updateProjectInput } from './project-input';
+import { createProjectInput, isGithubRepository, updateProjectInput } from '@worklane/api-contract';
 
 const errorsOf = (run: () => unknown): Record<string, string[]> => {
   try {

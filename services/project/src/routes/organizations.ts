@@ -2,7 +2,7 @@ import type { Router } from 'express';
 import type { Pool } from '@worklane/db';
 import { byId, parseBody, readPage, resource, rowsToFetch, sendPage, withQuotaAnswer, type PageLimits } from '@worklane/http';
 import { createOrganization, listOrganizations } from '../data/organizations';
-import { createOrganizationInput } from '../domain/project-input';
+import { createOrganizationInput } from '@worklane/api-contract';
 import { teamScope } from './scope';
 
 export interface OrganizationRouteDeps {

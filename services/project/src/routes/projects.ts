@@ -2,7 +2,7 @@ import type { Router } from 'express';
 import type { Pool } from '@worklane/db';
 import { byId, idParam, notFound, parseBody, readPage, resource, rowsToFetch, sendPage, streamWholeList, withQuotaAnswer, type PageLimits } from '@worklane/http';
 import { createProject, findProject, listProjects, updateProject, type OnSlugConflict, type Project } from '../data/projects';
-import { createProjectInput, updateProjectInput } from '../domain/project-input';
+import { createProjectInput, updateProjectInput } from '@worklane/api-contract';
 import { organizationScope } from './scope';
 
 const PROJECTS = '/api/v1/teams/:team/organizations/:organization/projects';

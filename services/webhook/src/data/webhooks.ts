@@ -1,5 +1,5 @@
 import { claimTeamQuota, timestamp, withTransaction, type Pool, type Queryable } from '@worklane/db';
-import type { WebhookEvent } from '../domain/webhook-input';
+import type { WebhookEvent } from '@worklane/api-contract';
 
 /** WebhookResource: exactly the fields the README's Webhook resource lists. The secret is never part of it. */
 export interface Webhook {

@@ -6,7 +6,7 @@ import type { AddressRefusal, SecretBox } from '@worklane/webhooks';
 import { createWebhook, deleteWebhook, findWebhook, listWebhooks, updateWebhook } from '../data/webhooks';
 import { requirePublicReceiver, type ReceiverPolicy } from '../domain/receiver-address';
 import { sealSecret } from '../domain/secrets';
-import { createWebhookInput, updateWebhookInput } from '../domain/webhook-input';
+import { createWebhookInput, updateWebhookInput } from '@worklane/api-contract';
 
 export interface WebhookRouteDeps {
   pool: Pool;

@@ -5,7 +5,7 @@ import type { SecretBox } from '@worklane/webhooks';
 import { z } from 'zod';
 import { findSubscription, listSubscriptions, type SealedSubscription } from '../data/webhooks';
 import { openSecret } from '../domain/secrets';
-import { WEBHOOK_EVENTS } from '../domain/webhook-input';
+import { WEBHOOK_EVENTS } from '@worklane/api-contract';
 
 /** A positive int64 id; proto3 sends 0 for a missing one. */
 const id = z.number().int().positive();

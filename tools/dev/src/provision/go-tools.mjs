@@ -37,6 +37,9 @@ export const GO_TOOLS = {
       return `v0.${major * 100 + minor}.${patch}`;
     },
     ldflags: (version) => `-X github.com/prometheus/common/version.Version=${version}`,
+    // Without the service-discovery plugins (cloud SDKs), which rule tests never use: measured
+    // 3.6 min cold on 2 cores, against more than twice that with them.
+    tags: ['remove_all_sd'],
   },
 };
 
@@ -91,6 +94,7 @@ export async function buildGoTool(tool, env = process.env) {
     );
   }
   const args = ['install', '-trimpath'];
+  if (tool.tags?.length) args.push(`-tags=${tool.tags.join(',')}`);
   const ldflags = tool.ldflags(tool.pinned);
   if (ldflags) args.push(`-ldflags=${ldflags}`);
   args.push(`${tool.module}@${tool.moduleVersion ? tool.moduleVersion(tool.pinned) : `v${tool.pinned}`}`);

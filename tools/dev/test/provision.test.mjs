@@ -130,6 +130,8 @@ test('the README states every minimum version', () => {
     ['helm', TOOLS.helm.minimum],
     ['Chromium', TOOLS.chromium.minimum],
     ['Go', TOOLS.go.minimum],
+    ['Python', TOOLS.python.minimum],
+    ['schemathesis', TOOLS.schemathesis.minimum],
   ]) {
     expect(section).toMatch(new RegExp(`${name}[^\\n]*${minimum.replace(/\./g, '\\.')}`));
   }

@@ -13,6 +13,7 @@ import { ensureEtcd } from './etcd.mjs';
 import { GO_TOOLS, ensureGoTool } from './go-tools.mjs';
 import { ensureKubernetes } from './kubernetes.mjs';
 import { ensurePostgres } from './postgres.mjs';
+import { ensureSchemathesis } from './schemathesis.mjs';
 
 const PROVIDERS = {
   postgres: async () => {
@@ -22,6 +23,7 @@ const PROVIDERS = {
   natsServer: async () => labelled(await ensureGoTool(GO_TOOLS.natsServer), 'nats-server'),
   helm: async () => labelled(await ensureGoTool(GO_TOOLS.helm), 'helm'),
   chromium: async () => labelled(await ensureChromium(), 'Chromium'),
+  schemathesis: async () => labelled(await ensureSchemathesis(), 'schemathesis'),
   etcd: async () => labelled(await ensureEtcd(), 'etcd'),
   kubernetes: async () => labelled(await ensureKubernetes(), 'kube-apiserver and kubectl'),
   promtool: async () => labelled(await ensureGoTool(GO_TOOLS.promtool), 'promtool'),
@@ -54,6 +56,7 @@ export function toolVariables(tools) {
   if (tools.helm) vars.HELM_BIN = vars.WORKLANE_HELM_BIN = tools.helm.bin;
   if (tools.chromium) vars.WORKLANE_CHROMIUM_BIN = tools.chromium.bin;
   if (tools.postgres) vars.WORKLANE_POSTGRES_BIN_DIR = tools.postgres.binDir;
+  if (tools.schemathesis) vars.WORKLANE_SCHEMATHESIS_BIN = tools.schemathesis.bin;
   if (tools.promtool) vars.WORKLANE_PROMTOOL_BIN = tools.promtool.bin;
   return vars;
 }

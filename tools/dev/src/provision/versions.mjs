@@ -29,6 +29,10 @@ export const TOOLS = {
     module: 'github.com/prometheus/prometheus/cmd/promtool',
     source: 'go install from the Go module proxy',
   },
+  /** schemathesis fuzzes the API against its OpenAPI document (tools/contract-tests), in a virtualenv of its own. */
+  schemathesis: { pinned: '4.32.5', minimum: '4.32.0', source: 'pip install from PyPI into ~/.cache/worklane/schemathesis/<version>' },
+  /** Python with venv, for that virtualenv: schemathesis 4 needs 3.9. */
+  python: { minimum: '3.9.0', aptPackages: ['python3', 'python3-venv'] },
   /** Go builds nats-server and helm; an older go fetches the toolchain their go.mod asks for. */
   go: { minimum: '1.21.0' },
 };

@@ -3,6 +3,9 @@
 -- created. One row costs the database what one delivery does, however many webhooks the event has.
 CREATE TABLE fanout_backlog (
   seq bigserial PRIMARY KEY,
+  -- The event's sequence number in the stream: the order it was published in, whichever replica
+  -- or concurrent batch stored it.
+  stream_seq bigint NOT NULL,
   team_id bigint NOT NULL,
   event_id uuid NOT NULL UNIQUE,
   event text NOT NULL,
@@ -13,5 +16,5 @@ CREATE TABLE fanout_backlog (
   queued_at timestamptz NOT NULL DEFAULT now()
 );
 
--- A team's events in the order they arrived; also the skip scan that finds the teams waiting.
-CREATE INDEX fanout_backlog_team_order ON fanout_backlog (team_id, seq);
+-- A team's events in the order they were published; also the skip scan that finds the teams waiting.
+CREATE INDEX fanout_backlog_team_order ON fanout_backlog (team_id, stream_seq, seq);

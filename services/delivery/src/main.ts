@@ -94,6 +94,7 @@ async function main(): Promise<void> {
       maxCoolDownMs: config.DELIVERY_BREAKER_MAX_COOL_DOWN_MS,
     },
     pollIntervalMs: config.DELIVERY_POLL_INTERVAL_MS,
+    registry: metrics.registry,
     leaseMs: config.DELIVERY_LEASE_MS ?? config.DELIVERY_DNS_TIMEOUT_MS + config.WEBHOOK_TIMEOUT_MS + 15_000,
   });
   const firstDelayMs = (config.WEBHOOK_RETRY_SCHEDULE[0] ?? 0) * 1000;
@@ -127,6 +128,7 @@ async function main(): Promise<void> {
       drainer.wake();
     },
     recordDeadLettered: (event, notice, webhookIds) => recordDeadLettered(pipelinePool, event, notice, webhookIds),
+    registry: metrics.registry,
   });
   const removedRows = new promClient.Counter({
     name: 'worklane_delivery_retention_removed_total',

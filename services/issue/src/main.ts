@@ -61,6 +61,7 @@ async function main(): Promise<void> {
     maxPayload: () => nats.info?.max_payload ?? 1_048_576,
     deadLetterRetentionMs: config.OUTBOX_DEAD_LETTER_RETENTION_DAYS * 86_400_000,
     onDeadLettered: (reason) => deadLettered.inc({ reason }),
+    registry: metrics.registry,
   });
   relay.start();
 

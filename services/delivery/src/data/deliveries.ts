@@ -95,6 +95,8 @@ export interface EventFanOut {
   traceContext: Record<string, string>;
   webhookIds: number[];
   firstDelayMs: number;
+  /** The event's sequence number in the stream (the order it was published in); 0 when unknown. */
+  streamSequence?: number;
 }
 
 export interface NewDelivery {

@@ -26,7 +26,8 @@ const DRAIN_BATCH = 200;
 
 /**
  * Events waiting for their team's fan-out budget: one row per event with the webhooks it goes to
- * (those subscribed when the event arrived), drained in arrival order into deliveries.
+ * (those subscribed when the event arrived), drained into deliveries in the order the events were
+ * published (their stream sequence), whichever batch or replica stored them.
  */
 export class FanOutBacklog {
   constructor(
@@ -39,11 +40,11 @@ export class FanOutBacklog {
     if (events.length === 0) return;
     await this.pool.query({
       name: 'fanout-backlog-queue',
-      text: `INSERT INTO fanout_backlog (team_id, event_id, event, body, trace_context, event_created_at, webhook_ids)
-       SELECT e.team_id, e.event_id, e.event, e.body, e.trace_context::jsonb, e.event_created_at, string_to_array(e.webhook_ids, ',')::bigint[]
-       FROM unnest($1::bigint[], $2::uuid[], $3::text[], $4::bytea[], $5::text[], $6::timestamptz[], $7::text[])
-         WITH ORDINALITY AS e (team_id, event_id, event, body, trace_context, event_created_at, webhook_ids, position)
-       ORDER BY e.position
+      text: `INSERT INTO fanout_backlog (stream_seq, team_id, event_id, event, body, trace_context, event_created_at, webhook_ids)
+       SELECT e.stream_seq, e.team_id, e.event_id, e.event, e.body, e.trace_context::jsonb, e.event_created_at, string_to_array(e.webhook_ids, ',')::bigint[]
+       FROM unnest($8::bigint[], $1::bigint[], $2::uuid[], $3::text[], $4::bytea[], $5::text[], $6::timestamptz[], $7::text[])
+         AS e (stream_seq, team_id, event_id, event, body, trace_context, event_created_at, webhook_ids)
+       ORDER BY e.stream_seq
        ON CONFLICT (event_id) DO NOTHING`,
       values: [
         events.map(({ event }) => event.team_id),
@@ -53,6 +54,7 @@ export class FanOutBacklog {
         events.map(({ traceContext }) => JSON.stringify(traceContext)),
         events.map(({ event }) => event.created_at),
         events.map(({ webhookIds }) => webhookIds.join(',')),
+        events.map(({ streamSequence }) => streamSequence ?? 0),
       ],
     });
   }
@@ -95,7 +97,7 @@ export class FanOutBacklog {
       const { rows } = await client.query<BacklogRow>({
         name: 'fanout-backlog-oldest',
         text: `SELECT seq, event_id, event, team_id, body, trace_context, ${timestamp('event_created_at')}, webhook_ids
-         FROM fanout_backlog WHERE team_id = $1 ORDER BY seq LIMIT $2`,
+         FROM fanout_backlog WHERE team_id = $1 ORDER BY stream_seq, seq LIMIT $2`,
         values: [teamId, limit],
       });
       const taken: BacklogRow[] = [];

@@ -10,7 +10,7 @@ import {
   type JetStreamClient,
   type JsMsg,
 } from '@worklane/messaging';
-import type { Logger } from '@worklane/observability';
+import { BackgroundWorker, type Logger, type PassResult, type Registry } from '@worklane/observability';
 import type { WebhookDirectory, WebhookTarget } from '../clients/webhooks';
 import type { DeliveryStore, EventFanOut } from '../data/deliveries';
 import type { FanOutBacklog } from '../data/fan-out-backlog';
@@ -38,6 +38,8 @@ export interface EventConsumerOptions {
   onQueued: (events: number) => void;
   /** Records a dead-lettered event in the delivery log of the webhooks it was meant for. */
   recordDeadLettered: (event: EventHeader, notice: Buffer, webhookIds: number[]) => Promise<number>;
+  /** Where the consumer's passes and failures are counted. */
+  registry?: Registry;
 }
 
 /** Events arriving within this time are fanned out together: one question per team, one INSERT. */
@@ -45,6 +47,9 @@ const FAN_OUT_LINGER_MS = 2;
 
 /** How long a failed event waits before JetStream offers it again. */
 const RETRY_EVENT_MS = 2_000;
+
+/** The pause before asking for a new subscription when the last one ended (the connection closed). */
+const RESUBSCRIBE_MS = 500;
 
 /** A counting semaphore: `acquire` resolves once one of `size` slots is free. */
 class Slots {
@@ -72,7 +77,7 @@ class Slots {
  */
 export class EventConsumer {
   private running = false;
-  private loop: Promise<void> | undefined;
+  private readonly worker: BackgroundWorker;
   private messages: ConsumerMessages | undefined;
   private readonly slots: Slots;
   private readonly handling = new Set<Promise<void>>();
@@ -81,56 +86,57 @@ export class EventConsumer {
   constructor(private readonly options: EventConsumerOptions) {
     this.slots = new Slots(options.concurrency);
     this.fanOuts = new GroupCommit((events) => this.fanOut(events), 200, 2, FAN_OUT_LINGER_MS);
+    this.worker = new BackgroundWorker({
+      name: 'event consumer',
+      logger: options.logger,
+      registry: options.registry,
+      idleMs: RESUBSCRIBE_MS,
+      minBackoffMs: 500,
+      pass: () => this.subscription(),
+      // A NATS server that lost its store has neither stream nor consumer: declare them again.
+      onFailure: () => options.declare().catch((error) => options.logger.warn({ err: error }, 'declaring ISSUE_EVENTS and its consumer failed')),
+    });
   }
 
   start(): void {
     if (this.running) return;
     this.running = true;
-    this.loop = this.run();
+    this.worker.start();
   }
 
   /** Stops pulling, finishes the events being fanned out; unacked ones go to another replica. */
   async stop(): Promise<void> {
     this.running = false;
     await this.messages?.close().catch(() => {});
-    await this.loop;
+    await this.worker.stop();
     await Promise.allSettled([...this.handling]);
   }
 
-  private async run(): Promise<void> {
-    const { js, logger, concurrency, declare } = this.options;
-    let backoffMs = 0;
-    while (this.running) {
-      try {
-        const consumer = await js.consumers.get(ISSUE_EVENTS_STREAM, DELIVERY_CONSUMER);
-        const messages = await consumer.consume({ max_messages: concurrency * 2 });
-        this.messages = messages;
-        void this.watch(messages);
-        backoffMs = 0;
-        for await (const message of messages) {
-          await this.slots.acquire();
-          if (!this.running) {
-            // Offer it to another replica now rather than after the ack wait.
-            message.nak();
-            this.slots.release();
-            continue;
-          }
-          const handled = this.handle(message).finally(() => {
-            this.handling.delete(handled);
-            this.slots.release();
-          });
-          this.handling.add(handled);
-        }
-        // The iterator ends when the connection closes; pause before asking for a new one.
-        if (this.running) await new Promise((resolve) => setTimeout(resolve, 500));
-      } catch (error) {
-        if (!this.running) break;
-        backoffMs = Math.min(5_000, Math.max(500, backoffMs * 2));
-        logger.warn({ err: error, retryInMs: backoffMs }, 'consuming ISSUE_EVENTS failed; retrying');
-        await new Promise((resolve) => setTimeout(resolve, backoffMs));
-        await declare().catch((declareError) => logger.warn({ err: declareError }, 'declaring ISSUE_EVENTS and its consumer failed'));
+  /**
+   * One subscription: pulls messages and hands each to a fan-out slot until the subscription ends
+   * (the connection closed, or a stop), then a short pause before the next one.
+   */
+  private async subscription(): Promise<PassResult> {
+    const { js, concurrency } = this.options;
+    const consumer = await js.consumers.get(ISSUE_EVENTS_STREAM, DELIVERY_CONSUMER);
+    const messages = await consumer.consume({ max_messages: concurrency * 2 });
+    this.messages = messages;
+    void this.watch(messages);
+    for await (const message of messages) {
+      await this.slots.acquire();
+      if (!this.running) {
+        // Offer it to another replica now rather than after the ack wait.
+        message.nak();
+        this.slots.release();
+        continue;
       }
+      const handled = this.handle(message).finally(() => {
+        this.handling.delete(handled);
+        this.slots.release();
+      });
+      this.handling.add(handled);
     }
+    return RESUBSCRIBE_MS;
   }
 
   /** Re-declares the stream and consumer when the server reports them missing (a NATS that lost its store). */
@@ -210,7 +216,7 @@ export class EventConsumer {
       },
       async () => {
         try {
-          const created = await this.fanOuts.submit({ event: header, body: Buffer.from(message.data), traceContext: captureTraceContext(), firstDelayMs });
+          const created = await this.fanOuts.submit({ event: header, body: Buffer.from(message.data), traceContext: captureTraceContext(), firstDelayMs, streamSequence: message.seq });
           message.ack();
           if (created > 0) onDeliveriesCreated();
         } catch (error) {

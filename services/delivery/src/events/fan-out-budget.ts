@@ -9,7 +9,7 @@ interface Bucket {
  * let through while its team's bucket is not empty, even when it costs more than is left (the team
  * then owes it and waits longer), so an event with more webhooks than the burst still goes. Once a
  * team's event had to wait, every later event of that team waits behind it until its backlog is
- * empty, so a team's events are fanned out in the order they arrived.
+ * empty, so its waiting events are fanned out in the order they were published.
  */
 export class FanOutBudget {
   private readonly buckets = new Map<number, Bucket>();

@@ -21,7 +21,7 @@ const MIN_WAIT_MS = 20;
 /**
  * Turns the events of the fan-out backlog into deliveries as each team's budget refills. Teams take
  * turns (the first team of a pass rotates), each drain takes what that team's budget covers, and a
- * team's events go in the order they arrived.
+ * team's events go in the order they were published (their stream sequence).
  */
 export class FanOutDrainer {
   private readonly worker: BackgroundWorker;

@@ -1,5 +1,5 @@
 import { SpanKind, inSpan, restoreTraceContext } from '@worklane/messaging';
-import type { Logger } from '@worklane/observability';
+import { BackgroundWorker, type Logger, type PassResult, type Registry } from '@worklane/observability';
 import {
   AddressPolicyError,
   deliveryHeaders,
@@ -43,6 +43,8 @@ export interface SenderOptions {
   breaker: CircuitBreakerOptions;
   pollIntervalMs: number;
   leaseMs: number;
+  /** Where the sender's passes and failures are counted. */
+  registry?: Registry;
 }
 
 /** Deliveries claimed per query; more are claimed as soon as attempts finish. */
@@ -72,8 +74,7 @@ function addressRefusal(error: AddressPolicyError): string {
  */
 export class DeliverySender {
   private running = false;
-  private loop: Promise<void> | undefined;
-  private wakeUp: (() => void) | undefined;
+  private readonly worker: BackgroundWorker;
   private wakeRequested = false;
   private refillTimer: NodeJS.Timeout | undefined;
   /** Set when the last claim suggested more work is due than was taken. */
@@ -92,6 +93,7 @@ export class DeliverySender {
     this.recorder = new GroupCommit((attempts) => options.store.recordAttempts(attempts), 200, 2, RECORD_LINGER_MS);
     this.budgets = new SendingBudgets({ total: options.concurrency, perTeam: options.perTeamConcurrency, perWebhook: options.perWebhookConcurrency });
     this.breakers = new CircuitBreakers(options.breaker);
+    this.worker = new BackgroundWorker({ name: 'delivery sender', logger: options.logger, registry: options.registry, idleMs: options.pollIntervalMs, pass: () => this.pass() });
     options.metrics.observeQueue({
       inFlight: () => this.budgets.inFlight,
       teamsSending: () => this.budgets.teamsSending,
@@ -113,7 +115,7 @@ export class DeliverySender {
   start(): void {
     if (this.running) return;
     this.running = true;
-    this.loop = this.run();
+    this.worker.start();
   }
 
   /** New deliveries are due: look now rather than at the next poll. */
@@ -121,9 +123,7 @@ export class DeliverySender {
     clearTimeout(this.refillTimer);
     this.refillTimer = undefined;
     this.wakeRequested = true;
-    const wakeUp = this.wakeUp;
-    this.wakeUp = undefined;
-    wakeUp?.();
+    this.worker.wake();
   }
 
   get inFlight(): number {
@@ -138,38 +138,38 @@ export class DeliverySender {
   /** Stops claiming and lets the attempts in flight finish and be recorded. */
   async stop(): Promise<void> {
     this.running = false;
-    this.wake();
-    await this.loop;
+    clearTimeout(this.refillTimer);
+    await this.worker.stop();
     await Promise.allSettled([...this.attempts]);
   }
 
-  private async run(): Promise<void> {
-    const { store, logger, pollIntervalMs, leaseMs } = this.options;
-    let backoffMs = 0;
-    while (this.running) {
-      this.wakeRequested = false;
-      let scannedFull = false;
-      await this.deferOpenEndpoints();
-      const budget = this.budgets.claimBudget(CLAIM_BATCH, this.breakers);
-      if (budget.limit > 0) {
-        try {
-          const claimed = await store.claimDue(budget, leaseMs, this.rotateAfter);
-          backoffMs = 0;
-          scannedFull = claimed.length === budget.limit;
-          const teams = new Set(claimed.map((delivery) => delivery.teamId));
-          // More teams due than one claim serves: the next claim starts after the last one served.
-          this.rotateAfter = teams.size >= budget.limit ? Math.max(...teams) : 0;
-          this.launch(claimed);
-        } catch (error) {
-          backoffMs = Math.min(5_000, Math.max(250, backoffMs * 2));
-          logger.warn({ err: error, retryInMs: backoffMs }, 'claiming due deliveries failed');
-        }
+  /**
+   * One claim: defers the deliveries of endpoints whose breaker opened, claims what the budgets
+   * allow and launches those attempts. Goes again at once when the claim was full and slots are
+   * free; otherwise waits for a wake-up (new deliveries, freed slots) or the next due probe.
+   */
+  private async pass(): Promise<PassResult> {
+    this.wakeRequested = false;
+    let scannedFull = false;
+    await this.deferOpenEndpoints();
+    const budget = this.budgets.claimBudget(CLAIM_BATCH, this.breakers);
+    if (budget.limit > 0) {
+      try {
+        const claimed = await this.options.store.claimDue(budget, this.options.leaseMs, this.rotateAfter);
+        scannedFull = claimed.length === budget.limit;
+        const teams = new Set(claimed.map((delivery) => delivery.teamId));
+        // More teams due than one claim serves: the next claim starts after the last one served.
+        this.rotateAfter = teams.size >= budget.limit ? Math.max(...teams) : 0;
+        this.launch(claimed);
+      } finally {
+        this.backlog = scannedFull || this.budgets.free <= 0 || this.budgets.anyAtBudget;
       }
-      this.backlog = scannedFull || this.budgets.free <= 0 || this.budgets.anyAtBudget;
-      if (!this.running) break;
-      if (scannedFull && this.budgets.free > 0 && backoffMs === 0) continue;
-      await this.sleep(backoffMs || this.sleepMs(pollIntervalMs));
+    } else {
+      this.backlog = this.budgets.free <= 0 || this.budgets.anyAtBudget;
     }
+    if (!this.running) return 'idle';
+    if (scannedFull && this.budgets.free > 0) return 'more';
+    return this.sleepMs(this.options.pollIntervalMs);
   }
 
   /** The poll interval, or less when an open breaker lets its probe go sooner. */
@@ -204,20 +204,6 @@ export class DeliverySender {
     } catch (error) {
       this.options.logger.warn({ err: error }, 'deferring the deliveries of circuit-broken endpoints failed');
     }
-  }
-
-  private sleep(ms: number): Promise<void> {
-    if (this.wakeRequested || !this.running) return Promise.resolve();
-    return new Promise((resolve) => {
-      const timer = setTimeout(() => {
-        this.wakeUp = undefined;
-        resolve();
-      }, ms);
-      this.wakeUp = () => {
-        clearTimeout(timer);
-        resolve();
-      };
-    });
   }
 
   /** Slots came free while work is waiting: claim again shortly, for all of them at once. */

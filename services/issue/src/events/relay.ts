@@ -1,6 +1,6 @@
 import type { Pool, PoolClient } from '@worklane/db';
 import { ISSUE_EVENTS_DEAD_LETTER_SUBJECT, SpanKind, inSpan, injectTraceContext, restoreTraceContext, type JetStreamClient } from '@worklane/messaging';
-import type { Logger } from '@worklane/observability';
+import { BackgroundWorker, type Logger, type Registry } from '@worklane/observability';
 import { OUTBOX_CHANNEL } from '../data/issues';
 import { checkBeforePublish, moveToDeadLetters, permanentFailure, readEvent, type DeadLetterReason, type PermanentFailure } from './dead-letter';
 
@@ -43,17 +43,14 @@ export interface OutboxRelayOptions {
   /** Dead-lettered events older than this are deleted. */
   deadLetterRetentionMs: number;
   onDeadLettered?: (reason: DeadLetterReason) => void;
+  /** Where the relay's passes and failures are counted. */
+  registry?: Registry;
 }
 
 /** What became of one outbox row in a batch. */
 type RowResult = 'published' | 'failed';
 
 const CLEANUP_INTERVAL_MS = 10 * 60_000;
-/**
- * A notification arrives for every committed event; waiting this long after one lets the events
- * committed meanwhile go out in the same batch, at the cost of a few milliseconds of latency.
- */
-const WAKE_COALESCE_MS = 10;
 
 /**
  * Publishes outbox rows to JetStream. Each batch is leased with FOR UPDATE SKIP LOCKED, so any
@@ -63,40 +60,58 @@ const WAKE_COALESCE_MS = 10;
  */
 export class OutboxRelay {
   private running = false;
-  private loop: Promise<void> | undefined;
-  private wakeUp: (() => void) | undefined;
-  private pendingWake = false;
+  private readonly worker: BackgroundWorker;
   private listener: PoolClient | undefined;
   private listenRetry: NodeJS.Timeout | undefined;
   private lastCleanup = 0;
 
-  constructor(private readonly options: OutboxRelayOptions) {}
+  constructor(private readonly options: OutboxRelayOptions) {
+    this.worker = new BackgroundWorker({
+      name: 'outbox relay',
+      logger: options.logger,
+      registry: options.registry,
+      idleMs: options.pollIntervalMs,
+      maxBackoffMs: options.maxBackoffMs,
+      pass: () => this.pass(),
+      // A NATS server that lost its storage comes back without the stream: declare it again.
+      onFailure: () => options.ensureStream?.(),
+    });
+  }
 
   start(): void {
     if (this.running) return;
     this.running = true;
     void this.listen();
-    this.loop = this.run();
+    this.worker.start();
   }
 
-  /** Runs the loop now instead of at the next poll. */
+  /**
+   * Runs the loop now instead of at the next poll. Events committed while a batch is being
+   * published go out together in the next one, so a burst of notifications costs a few batches,
+   * not one pass each.
+   */
   wake(): void {
-    this.pendingWake = true;
-    this.wakeUp?.();
+    this.worker.wake();
   }
 
   /** Finishes the batch in flight, then stops. Unpublished rows stay for the next relay. */
   async stop(): Promise<void> {
     this.running = false;
     clearTimeout(this.listenRetry);
-    this.wake();
-    await this.loop;
+    await this.worker.stop();
     const listener = this.listener;
     this.listener = undefined;
     if (listener) {
       await listener.query(`UNLISTEN ${OUTBOX_CHANNEL}`).catch(() => {});
       listener.release();
     }
+  }
+
+  /** One batch; a full batch means more rows are probably waiting: go again at once. */
+  private async pass(): Promise<'more' | 'idle'> {
+    const published = await this.publishBatch();
+    await this.cleanUp();
+    return published >= this.options.batchSize ? 'more' : 'idle';
   }
 
   /**
@@ -229,47 +244,6 @@ export class OutboxRelay {
       { kind: SpanKind.PRODUCER, parent: restoreTraceContext(row.trace_context), attributes: { 'messaging.system': 'nats', 'messaging.destination.name': row.subject, 'messaging.message.id': row.id } },
       () => js.publish(row.subject, row.payload, { msgID: row.id, headers: injectTraceContext() }),
     );
-  }
-
-  private async run(): Promise<void> {
-    const { logger, pollIntervalMs, maxBackoffMs = 5_000 } = this.options;
-    let backoffMs = 0;
-    while (this.running) {
-      this.pendingWake = false;
-      let published = 0;
-      try {
-        published = await this.publishBatch();
-        backoffMs = 0;
-        await this.cleanUp();
-      } catch (error) {
-        backoffMs = Math.min(maxBackoffMs, Math.max(250, backoffMs * 2));
-        logger.warn({ err: error, retryInMs: backoffMs }, 'outbox relay pass failed');
-        await this.options.ensureStream?.().catch(() => {});
-      }
-      if (!this.running) break;
-      // A full batch means more rows are probably waiting: go again at once.
-      if (backoffMs === 0 && published >= this.options.batchSize) continue;
-      await this.sleep(backoffMs || pollIntervalMs, backoffMs > 0);
-    }
-  }
-
-  /** Waits for a notification or the timeout; during backoff notifications do not cut it short. */
-  private sleep(ms: number, ignoreWake: boolean): Promise<void> {
-    if (this.pendingWake && !ignoreWake) return Promise.resolve();
-    return new Promise((resolve) => {
-      const timer = setTimeout(done, ms);
-      function done() {
-        clearTimeout(timer);
-        resolve();
-      }
-      this.wakeUp = () => {
-        if (!this.running) return done();
-        if (ignoreWake) return;
-        this.wakeUp = undefined;
-        clearTimeout(timer);
-        setTimeout(done, WAKE_COALESCE_MS);
-      };
-    });
   }
 
   private async cleanUp(): Promise<void> {

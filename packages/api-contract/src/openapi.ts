@@ -210,7 +210,12 @@ function operationObject(operation: Operation): Json {
     ...(operation.public ? { security: [] } : {}),
     ...(parameters.length > 0 ? { parameters } : {}),
     ...(operation.body
-      ? { requestBody: { required: true, content: { 'application/json': { schema: ref('schemas', operation.body.name) } } } }
+      ? {
+          requestBody:
+            operation.method === 'patch'
+              ? { required: false, description: 'The fields to change. An empty object, or no body, changes nothing.', content: { 'application/json': { schema: ref('schemas', operation.body.name) } } }
+              : { required: true, content: { 'application/json': { schema: ref('schemas', operation.body.name) } } },
+        }
       : {}),
     responses,
   };

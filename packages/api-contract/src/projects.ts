@@ -32,7 +32,7 @@ export function isGithubRepository(value: string): boolean {
 
 const MAX_GITHUB_REPOSITORY_LENGTH = MAX_OWNER_LENGTH + 1 + MAX_REPOSITORY_NAME_LENGTH;
 /** The same rule as isGithubRepository, as a JSON Schema pattern. */
-const GITHUB_REPOSITORY_PATTERN = '^[A-Za-z0-9]+(-[A-Za-z0-9]+)*/(?!\\.{1,2}$)[A-Za-z0-9._-]+$';
+const GITHUB_REPOSITORY_PATTERN = `^(?=[^/]{1,${MAX_OWNER_LENGTH}}/)[A-Za-z0-9]+(-[A-Za-z0-9]+)*/(?!\\.{1,2}$)[A-Za-z0-9._-]{1,${MAX_REPOSITORY_NAME_LENGTH}}$`;
 
 const name = fields.requiredString(NAME_MAX_LENGTH).meta({ examples: ['Backend API'] });
 const description = fields.nullableString(PROJECT_DESCRIPTION_MAX_LENGTH);

@@ -1,6 +1,6 @@
 export { HttpError, badRequest, forbidden, notFound, unauthenticated, validationFailed, type ErrorBody } from './errors';
 export { IDENTITY_HEADERS, IDENTITY_ISSUERS, identityIssuersOf, signIdentity, verifyIdentity, requireIdentity, requireTeam, type Identity } from './identity';
-export { parseBody, fields, type FieldErrors } from './validation';
+export { bodyOf, parseBody, fields, type FieldErrors } from './validation';
 export { FieldErrorCollector, DEFAULT_FIELD_ERROR_LIMITS, FIELD_ERRORS_CEILING, truncateText, type FieldErrorLimits } from './field-errors';
 export { textProblem, collectTextProblems, requireStorableText } from './text-input';
 export { DEFAULT_INPUT_LIMITS, inputLimitsFrom, type InputLimits } from './input-limits';

@@ -40,6 +40,13 @@ function describeIssue(field: string, issue: z.core.$ZodIssue): string {
 }
 
 /**
+ * The JSON body of a request: `{}` when it has none (nothing to change, or every field missing),
+ * else what it holds, which parseBody then checks is an object (`null`, an array or a number is a
+ * 422, never taken as "no body").
+ */
+export const bodyOf = (req: { body?: unknown }): unknown => (req.body === undefined ? {} : req.body);
+
+/**
  * Validates a JSON body against a zod object schema. Unknown fields are dropped; failures become
  * a 422 whose `errors` lists messages per field (array items as `events.1`), at most
  * FIELD_ERRORS_CEILING of them however many the body has.

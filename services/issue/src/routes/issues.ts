@@ -1,5 +1,5 @@
 import type { Request, Router } from 'express';
-import { byId, idParam, notFound, parseBody, readPage, requireTeam, resource, rowsToFetch, sendPage, validationFailed, type PageLimits } from '@worklane/http';
+import { bodyOf, byId, idParam, notFound, parseBody, readPage, requireTeam, resource, rowsToFetch, sendPage, validationFailed, type PageLimits } from '@worklane/http';
 import type { ProjectDirectory, TeamMembers } from '../clients/directories';
 import { listPageLimits } from '@worklane/config';
 import type { IssueStore, ProjectScope } from '../data/issues';
@@ -50,7 +50,7 @@ export function issueRoutes(router: Router, deps: IssueRouteDeps): void {
     },
     post: async (req, res) => {
       const { identity, project, scope } = await projectOf(req);
-      const input = parseBody(createIssueSchema, req.body);
+      const input = parseBody(createIssueSchema, bodyOf(req));
       await checkAssignee(identity.teamId, input.assigned_to);
       const issue = await deps.issues.create(scope, referencePrefix(project.name), identity.userId, input);
       res.status(201).json(issue);
@@ -68,7 +68,7 @@ export function issueRoutes(router: Router, deps: IssueRouteDeps): void {
     patch: async (req, res) => {
       const issueId = idParam(req, 'issue');
       const { identity, scope } = await projectOf(req);
-      const update = parseBody(updateIssueSchema, req.body);
+      const update = parseBody(updateIssueSchema, bodyOf(req));
       await checkAssignee(identity.teamId, update.assigned_to);
       const issue = await deps.issues.update(scope, issueId, update);
       if (!issue) throw notFound();

@@ -1,6 +1,6 @@
 import type { Router } from 'express';
 import type { Pool } from '@worklane/db';
-import { byId, parseBody, readPage, resource, rowsToFetch, sendPage, withQuotaAnswer, type PageLimits } from '@worklane/http';
+import { bodyOf, byId, parseBody, readPage, resource, rowsToFetch, sendPage, withQuotaAnswer, type PageLimits } from '@worklane/http';
 import { createOrganization, listOrganizations } from '../data/organizations';
 import { createOrganizationInput } from '@worklane/api-contract';
 import { teamScope } from './scope';
@@ -26,7 +26,7 @@ export function organizationRoutes(router: Router, deps: OrganizationRouteDeps):
     },
     post: async (req, res) => {
       const { teamId } = teamScope(req);
-      const input = parseBody(createOrganizationInput, req.body ?? {});
+      const input = parseBody(createOrganizationInput, bodyOf(req));
       res.status(201).json(await withQuotaAnswer(() => createOrganization(pool, teamId, input.name, deps.maxOrganizations)));
     },
   });

@@ -1,6 +1,6 @@
 import type { Router } from 'express';
 import type { Pool } from '@worklane/db';
-import { byId, idParam, notFound, parseBody, readPage, resource, rowsToFetch, sendPage, streamWholeList, withQuotaAnswer, type PageLimits } from '@worklane/http';
+import { bodyOf, byId, idParam, notFound, parseBody, readPage, resource, rowsToFetch, sendPage, streamWholeList, withQuotaAnswer, type PageLimits } from '@worklane/http';
 import { createProject, findProject, listProjects, updateProject, type OnSlugConflict, type Project } from '../data/projects';
 import { createProjectInput, updateProjectInput } from '@worklane/api-contract';
 import { organizationScope } from './scope';
@@ -35,7 +35,7 @@ export function projectRoutes(router: Router, deps: ProjectRouteDeps): void {
     },
     post: async (req, res) => {
       const scope = organizationScope(req);
-      const input = parseBody(createProjectInput, req.body ?? {});
+      const input = parseBody(createProjectInput, bodyOf(req));
       const project = await withQuotaAnswer(() => createProject(pool, scope, input, deps.maxProjects, onSlugConflict));
       if (!project) throw notFound();
       res
@@ -54,7 +54,7 @@ export function projectRoutes(router: Router, deps: ProjectRouteDeps): void {
     patch: async (req, res) => {
       const scope = organizationScope(req);
       const projectId = idParam(req, 'project');
-      const changes = parseBody(updateProjectInput, req.body ?? {});
+      const changes = parseBody(updateProjectInput, bodyOf(req));
       const project = await updateProject(pool, scope, projectId, changes, onSlugConflict);
       if (!project) throw notFound();
       res.json(project);

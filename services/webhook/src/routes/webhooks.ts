@@ -1,6 +1,6 @@
 import type { Request, Router } from 'express';
 import type { Pool } from '@worklane/db';
-import { byId, idParam, notFound, parseBody, readPage, requireTeam, resource, rowsToFetch, sendPage, withQuotaAnswer, type PageLimits } from '@worklane/http';
+import { bodyOf, byId, idParam, notFound, parseBody, readPage, requireTeam, resource, rowsToFetch, sendPage, withQuotaAnswer, type PageLimits } from '@worklane/http';
 import type { Logger } from '@worklane/observability';
 import type { AddressRefusal, SecretBox } from '@worklane/webhooks';
 import { createWebhook, deleteWebhook, findWebhook, listWebhooks, updateWebhook } from '../data/webhooks';
@@ -42,7 +42,7 @@ export function webhookRoutes(router: Router, deps: WebhookRouteDeps): void {
     },
     post: async (req, res) => {
       const teamId = teamOf(req);
-      const input = parseBody(createWebhookInput, req.body ?? {});
+      const input = parseBody(createWebhookInput, bodyOf(req));
       await checkUrl(input.url);
       const webhook = await withQuotaAnswer(() =>
         createWebhook(
@@ -70,7 +70,7 @@ export function webhookRoutes(router: Router, deps: WebhookRouteDeps): void {
     patch: async (req, res) => {
       const teamId = teamOf(req);
       const webhookId = idParam(req, 'webhook');
-      const changes = parseBody(updateWebhookInput, req.body ?? {});
+      const changes = parseBody(updateWebhookInput, bodyOf(req));
       if (changes.url !== undefined) await checkUrl(changes.url);
       const webhook = await updateWebhook(pool, teamId, webhookId, {
         url: changes.url,

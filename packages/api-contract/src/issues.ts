@@ -99,6 +99,25 @@ export const updateIssueSchema = createIssueSchema.partial().meta({
 export type CreateIssueInput = z.infer<typeof createIssueSchema>;
 export type UpdateIssueInput = z.infer<typeof updateIssueSchema>;
 
+/** One issue as the API returns it: the example of the Issue resource and of the webhook bodies. */
+export const ISSUE_EXAMPLE = {
+  id: 42,
+  project_id: 7,
+  number: 12,
+  reference_code: 'BACKENDAPI-12',
+  title: 'Checkout fails on Safari',
+  description: null,
+  url: null,
+  type: 'bug',
+  status: 'in_progress',
+  priority: 'high',
+  assigned_to: 3,
+  estimated_date: '2026-02-01',
+  created_by: 1,
+  created_at: '2026-01-14T17:20:41.551207Z',
+  updated_at: '2026-01-15T09:00:00.123456Z',
+};
+
 export const issue = z
   .object({
     id: id(),
@@ -123,25 +142,7 @@ export const issue = z
   })
   .meta({
     description: 'An issue of a project, as the API returns it and as webhook bodies carry it.',
-    examples: [
-      {
-        id: 42,
-        project_id: 7,
-        number: 12,
-        reference_code: 'BACKENDAPI-12',
-        title: 'Checkout fails on Safari',
-        description: null,
-        url: null,
-        type: 'bug',
-        status: 'in_progress',
-        priority: 'high',
-        assigned_to: 3,
-        estimated_date: '2026-02-01',
-        created_by: 1,
-        created_at: '2026-01-14T17:20:41.551207Z',
-        updated_at: '2026-01-15T09:00:00.123456Z',
-      },
-    ],
+    examples: [ISSUE_EXAMPLE],
   });
 
 /** An issue as the API returns it and as webhook payloads carry it. */

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { id, timestamp, uuid } from './common';
-import { issue } from './issues';
+import { ISSUE_EXAMPLE, issue } from './issues';
 import { WEBHOOK_EVENTS } from './webhooks';
 
 /** The fields of an issue a client may set, and so the keys `changes` may hold. */
@@ -16,29 +16,11 @@ const envelope = {
   team_id: id(),
 };
 
-const EXAMPLE_ISSUE = {
-  id: 42,
-  project_id: 7,
-  number: 12,
-  reference_code: 'BACKENDAPI-12',
-  title: 'Checkout fails on Safari',
-  description: null,
-  url: null,
-  type: 'bug',
-  status: 'in_progress',
-  priority: 'high',
-  assigned_to: 3,
-  estimated_date: '2026-02-01',
-  created_by: 1,
-  created_at: '2026-01-14T17:20:41.551207Z',
-  updated_at: '2026-01-15T09:00:00.123456Z',
-};
-
 export const issueCreatedEvent = z
   .object({ ...envelope, event: z.literal('issue.created'), issue })
   .meta({
     description: 'Sent when an issue is created: the event envelope with the new issue.',
-    examples: [{ id: '0b6f1f5e-5d0c-4a49-9a3e-4f1c2e8f3b7a', event: 'issue.created', created_at: '2026-01-14T17:20:41.551207Z', team_id: 1, issue: { ...EXAMPLE_ISSUE, status: 'triage', assigned_to: null, updated_at: '2026-01-14T17:20:41.551207Z' } }],
+    examples: [{ id: '0b6f1f5e-5d0c-4a49-9a3e-4f1c2e8f3b7a', event: 'issue.created', created_at: '2026-01-14T17:20:41.551207Z', team_id: 1, issue: { ...ISSUE_EXAMPLE, status: 'triage', assigned_to: null, updated_at: '2026-01-14T17:20:41.551207Z' } }],
   });
 
 export const issueUpdatedEvent = z
@@ -58,7 +40,7 @@ export const issueUpdatedEvent = z
         event: 'issue.updated',
         created_at: '2026-01-15T09:00:00.123456Z',
         team_id: 1,
-        issue: EXAMPLE_ISSUE,
+        issue: ISSUE_EXAMPLE,
         changes: { status: { from: 'triage', to: 'in_progress' }, assigned_to: { from: null, to: 3 } },
       },
     ],

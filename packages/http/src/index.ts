@@ -34,3 +34,4 @@ export {
   type PageRequest,
 } from './paging';
 export { QUOTA_EXCEEDED, QuotaExceededHttpError, quotaAnswer, withQuotaAnswer } from './quota';
+export { TokenBuckets } from './token-buckets';

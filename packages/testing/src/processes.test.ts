@@ -12,7 +12,7 @@ import { createTestDatabase } from './database';
 import { findExecutable } from './repo';
 import { startNatsServer } from './nats';
 import { startService } from './service';
-import { SERVICES } from './services';
+import { SERVICES } from './service-table';
 import { startSystem } from './system';
 
 const FAKE_SERVICE = `

@@ -5,7 +5,7 @@ import readline from 'node:readline';
 
 import { freePorts } from './ports';
 import { repoRoot, serviceMain } from './repo';
-import { SERVICES } from './services';
+import { SERVICES } from './service-table';
 
 /** Environment additions; `undefined` is ignored, `null` removes the variable from the inherited environment. */
 export type EnvInput = Record<string, string | number | boolean | undefined | null>;

@@ -3,7 +3,8 @@ import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 
 import { repoRoot } from './repo';
-import { SERVICES, START_ORDER, defaultPorts, serviceEnv } from './services';
+import { SERVICES, START_ORDER } from './service-table';
+import { defaultPorts, serviceEnv } from './services';
 
 const devServices = path.join(repoRoot(), 'tools', 'dev', 'src', 'services.mjs');
 

@@ -6,20 +6,6 @@ import { PRINCIPALS, type Principal } from '@worklane/config';
 import type { SigningKeyPair } from './keys';
 import { GRPC_SERVICES, HTTP_CALLEES, SERVICES, serviceInfo, serviceUrlEnv, type ServiceName } from './service-table';
 
-export {
-  GRPC_SERVICES,
-  HTTP_CALLEES,
-  SERVICES,
-  START_ORDER,
-  serviceInfo,
-  serviceUrlEnv,
-  startOrder,
-  type Dependency,
-  type ServiceEntry,
-  type ServiceInfo,
-  type ServiceName,
-} from './service-table';
-
 /** Passed through to every service when set in the environment. */
 export const PASS_THROUGH: readonly string[] = Object.freeze([
   'LOG_LEVEL',

@@ -2,7 +2,8 @@ import { createTestDatabase, type TestDatabase } from './database';
 import { randomKey, signingKeyPairs } from './keys';
 import { freePorts } from './ports';
 import { startService, type EnvInput, type ServiceHandle, type StartServiceOptions } from './service';
-import { GRPC_SERVICES, SERVICES, START_ORDER, privateEnv, serviceEnv, serviceInfo, sharedEnv, type Env, type Keys, type Ports, type ServiceName } from './services';
+import { GRPC_SERVICES, SERVICES, START_ORDER, serviceInfo, type ServiceName } from './service-table';
+import { privateEnv, serviceEnv, sharedEnv, type Env, type Keys, type Ports } from './services';
 
 export interface StartSystemOptions {
   /** Services to start (default: all). The token service starts first, the gateway last. */

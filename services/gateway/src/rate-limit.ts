@@ -1,9 +1,6 @@
-export type RateDecision = { allowed: true } | { allowed: false; retryAfterSeconds: number };
+import { TokenBuckets } from '@worklane/http';
 
-interface Bucket {
-  tokens: number;
-  updatedAt: number;
-}
+export type RateDecision = { allowed: true } | { allowed: false; retryAfterSeconds: number };
 
 const ALLOWED: RateDecision = { allowed: true };
 
@@ -12,17 +9,14 @@ const ALLOWED: RateDecision = { allowed: true };
  * process, so with N gateway replicas a token may make up to N times the rate.
  */
 export class RateLimiter {
-  private readonly buckets = new Map<number, Bucket>();
+  private readonly buckets: TokenBuckets;
 
-  constructor(
-    private readonly ratePerSecond: number,
-    private readonly burst: number,
-    /** Seconds on a monotonic clock. */
-    private readonly now: () => number = () => performance.now() / 1000,
-  ) {}
+  constructor(ratePerSecond: number, burst: number, /** Seconds on a monotonic clock. */ now?: () => number) {
+    this.buckets = new TokenBuckets(ratePerSecond, burst, now);
+  }
 
   get enabled(): boolean {
-    return this.ratePerSecond > 0;
+    return this.buckets.enabled;
   }
 
   /** Spends one request of `key`'s allowance, or says how long until one is available. */
@@ -34,36 +28,18 @@ export class RateLimiter {
 
   /** Whether `key` may make a request now, without spending anything. */
   check(key: number): RateDecision {
-    if (!this.enabled) return ALLOWED;
-    const tokens = this.refill(key).tokens;
-    if (tokens >= 1) return ALLOWED;
-    return { allowed: false, retryAfterSeconds: Math.max(1, Math.ceil((1 - tokens) / this.ratePerSecond)) };
+    if (!this.enabled || this.buckets.level(key) >= 1) return ALLOWED;
+    return { allowed: false, retryAfterSeconds: Math.max(1, Math.ceil(this.buckets.msUntil(key, 1) / 1000)) };
   }
 
   /** Spends one request of `key`'s allowance (after `check` allowed it). */
   spend(key: number): void {
-    if (this.enabled) this.refill(key).tokens -= 1;
-  }
-
-  private refill(key: number): Bucket {
-    const now = this.now();
-    let bucket = this.buckets.get(key);
-    if (!bucket) {
-      bucket = { tokens: this.burst, updatedAt: now };
-      this.buckets.set(key, bucket);
-    } else {
-      bucket.tokens = Math.min(this.burst, bucket.tokens + (now - bucket.updatedAt) * this.ratePerSecond);
-      bucket.updatedAt = now;
-    }
-    return bucket;
+    if (this.enabled) this.buckets.spend(key, 1);
   }
 
   /** Forgets buckets that have refilled: a full bucket and no bucket mean the same. */
   sweep(): void {
-    const now = this.now();
-    for (const [key, bucket] of this.buckets) {
-      if (bucket.tokens + (now - bucket.updatedAt) * this.ratePerSecond >= this.burst) this.buckets.delete(key);
-    }
+    this.buckets.sweep();
   }
 
   get size(): number {

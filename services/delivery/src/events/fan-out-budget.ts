@@ -1,7 +1,4 @@
-interface Bucket {
-  deliveries: number;
-  updatedAt: number;
-}
+import { TokenBuckets } from '@worklane/http';
 
 /**
  * How many deliveries each team's events may create, per second and at once, in this replica: a
@@ -12,49 +9,43 @@ interface Bucket {
  * empty, so its waiting events are fanned out in the order they were published.
  */
 export class FanOutBudget {
-  private readonly buckets = new Map<number, Bucket>();
+  private readonly buckets: TokenBuckets;
   private readonly waiting = new Set<number>();
 
-  constructor(
-    private readonly perSecond: number,
-    private readonly burst: number,
-    /** Seconds on a monotonic clock. */
-    private readonly now: () => number = () => performance.now() / 1000,
-  ) {}
+  constructor(perSecond: number, burst: number, /** Seconds on a monotonic clock. */ now?: () => number) {
+    this.buckets = new TokenBuckets(perSecond, burst, now);
+  }
 
   get enabled(): boolean {
-    return this.perSecond > 0;
+    return this.buckets.enabled;
   }
 
   /** Whether an event creating `deliveries` deliveries of `teamId` goes now; spends them if so. */
   admit(teamId: number, deliveries: number): boolean {
     if (!this.enabled || deliveries === 0) return true;
     if (this.waiting.has(teamId)) return false;
-    const bucket = this.refill(teamId);
-    if (bucket.deliveries <= 0) {
+    if (this.buckets.level(teamId) <= 0) {
       this.waiting.add(teamId);
       return false;
     }
-    bucket.deliveries -= deliveries;
+    this.buckets.spend(teamId, deliveries);
     return true;
   }
 
   /** Deliveries `teamId` may create now; 0 while it owes. */
   available(teamId: number): number {
     if (!this.enabled) return Number.POSITIVE_INFINITY;
-    return Math.max(0, Math.floor(this.refill(teamId).deliveries));
+    return Math.max(0, Math.floor(this.buckets.level(teamId)));
   }
 
   /** Spends deliveries created from the backlog. */
   spend(teamId: number, deliveries: number): void {
-    if (this.enabled) this.refill(teamId).deliveries -= deliveries;
+    if (this.enabled) this.buckets.spend(teamId, deliveries);
   }
 
   /** Milliseconds until `teamId` may create a delivery again (0 when it may now). */
   msUntilAvailable(teamId: number): number {
-    if (!this.enabled) return 0;
-    const owed = 1 - this.refill(teamId).deliveries;
-    return owed <= 0 ? 0 : Math.ceil((owed / this.perSecond) * 1000);
+    return this.enabled ? Math.ceil(this.buckets.msUntil(teamId, 1)) : 0;
   }
 
   /**
@@ -71,27 +62,8 @@ export class FanOutBudget {
     this.waiting.delete(teamId);
   }
 
-  isWaiting(teamId: number): boolean {
-    return this.waiting.has(teamId);
-  }
-
   /** Forgets full buckets of teams that are not waiting: a full bucket and no bucket are the same. */
   sweep(): void {
-    for (const teamId of this.buckets.keys()) {
-      if (!this.waiting.has(teamId) && this.refill(teamId).deliveries >= this.burst) this.buckets.delete(teamId);
-    }
-  }
-
-  private refill(teamId: number): Bucket {
-    const now = this.now();
-    let bucket = this.buckets.get(teamId);
-    if (!bucket) {
-      bucket = { deliveries: this.burst, updatedAt: now };
-      this.buckets.set(teamId, bucket);
-    } else {
-      bucket.deliveries = Math.min(this.burst, bucket.deliveries + (now - bucket.updatedAt) * this.perSecond);
-      bucket.updatedAt = now;
-    }
-    return bucket;
+    this.buckets.sweep((teamId) => this.waiting.has(teamId));
   }
 }

@@ -1,4 +1,4 @@
-import type { CreateIssueInput, Issue, UpdateIssueInput } from '@worklane/api-contract';
+import { ISSUE_EDITABLE_FIELDS, type CreateIssueInput, type Issue, type UpdateIssueInput } from '@worklane/api-contract';
 
 // The request schemas and the Issue resource are the API's contract (packages/api-contract); the
 // issue service's own rules on top of them are below.
@@ -16,7 +16,7 @@ export {
 } from '@worklane/api-contract';
 
 /** Fields a client may set; everything else on an Issue is the server's. */
-export const EDITABLE_FIELDS = ['title', 'description', 'url', 'type', 'status', 'priority', 'assigned_to', 'estimated_date'] as const;
+export const EDITABLE_FIELDS = ISSUE_EDITABLE_FIELDS;
 export type EditableField = (typeof EDITABLE_FIELDS)[number];
 export type IssueChanges = Partial<Record<EditableField, { from: unknown; to: unknown }>>;
 

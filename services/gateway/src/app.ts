@@ -7,8 +7,8 @@ import type { RequestHandler } from 'http-proxy-middleware';
 import { apiDescriptionHandler, type ApiDescription } from './api-description';
 import type { TokenAuthenticator } from './authenticate';
 import { readJsonBody } from './body';
-import { createServiceProxy, forwardBody, type Agents } from './proxy';
-import { takeEach, type RateLimiter } from './rate-limit';
+import { createServiceProxy, forwardBody, meterResponse, type Agents } from './proxy';
+import { extraResponseUnits, takeEach, type RateLimiter, type RefusalPacing } from './rate-limit';
 
 export type Upstream = ApiUpstream | 'console';
 
@@ -22,6 +22,10 @@ export interface AppDeps {
   rateLimiter: RateLimiter;
   /** Requests per team, every token of the team together: more tokens buy no more capacity. */
   teamRateLimiter: RateLimiter;
+  /** A response counts as one request per started this many bytes (0: every response counts as one). */
+  responseUnitBytes?: number;
+  /** When refusals are answered; at once when not given. */
+  refusalPacing?: RefusalPacing;
   /** Base URLs of the services; a missing one makes its routes answer 503 (the console's, 404). */
   upstreams: Partial<Record<Upstream, string>>;
   agents: Agents;
@@ -63,7 +67,8 @@ const isMetricsPath = (url: string) => /^\/metrics\/?$/i.test(url.split('?', 1)[
 
 /**
  * The public entry point. Under /api: the API's description without a token (PUBLIC_API_ROUTES), route table (404, 405), authentication of every request by
- * the token service (401, 503 when it cannot answer), the token's team (403), the rate of the token and of its team (429),
+ * the token service (401, 503 when it cannot answer), the token's team (403), the rate of the token and of its team (429,
+ * answered once the allowance has room again when refusalPacing is given; a large response spends more of it afterwards),
  * body checks (400, 413, 415), then the request goes to its service with a signed identity.
  * Everything else goes to the console, which authenticates with its own sessions.
  */
@@ -100,7 +105,18 @@ export function createApp(deps: AppDeps): Express {
       [deps.rateLimiter, identity.tokenId],
       [deps.teamRateLimiter, identity.teamId],
     ]);
-    if (!rate.allowed) throw tooManyRequests(rate.retryAfterSeconds);
+    if (!rate.allowed) {
+      await deps.refusalPacing?.hold(rate.waitMs);
+      throw tooManyRequests(rate.retryAfterSeconds);
+    }
+    if (deps.responseUnitBytes) {
+      const unitBytes = deps.responseUnitBytes;
+      meterResponse(req, (bytes) => {
+        const extra = extraResponseUnits(bytes, unitBytes);
+        deps.rateLimiter.spend(identity.tokenId, extra);
+        deps.teamRateLimiter.spend(identity.teamId, extra);
+      });
+    }
 
     const proxy = proxies[match.route.upstream];
     if (!proxy) throw unavailable();

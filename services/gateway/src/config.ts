@@ -34,6 +34,25 @@ export const configSchema = z.object({
     .default(100)
     .describe("Sustained API requests per second allowed per team on each gateway replica, all of the team's tokens together; 0 turns the team limit off"),
   RATE_LIMIT_TEAM_BURST: z.coerce.number().int().min(1).default(200).describe('Requests a team may make at once before its sustained rate applies'),
+  RATE_LIMIT_RESPONSE_UNIT_BYTES: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .default(65_536)
+    .describe('A response counts against the token and team rates as one request per started this many bytes of its body, so large pages spend the allowance faster; 0 counts every response as one'),
+  RATE_LIMIT_REFUSAL_DELAY_MAX_MS: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(10_000)
+    .default(1_000)
+    .describe('A 429 is answered when the allowance has room again, at most this many milliseconds later, so clients that retry at once are slowed instead of answered thousands of times a second; 0 answers at once'),
+  RATE_LIMIT_REFUSALS_HELD_MAX: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .default(1_000)
+    .describe('Most 429s held back at once on a replica (RATE_LIMIT_REFUSAL_DELAY_MAX_MS); beyond it refusals are answered at once'),
   GATEWAY_AUTH_CACHE_TTL_MS: z.coerce
     .number()
     .int()

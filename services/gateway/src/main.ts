@@ -7,7 +7,7 @@ import { loadApiDescription } from './api-description';
 import { createApp, type Upstream } from './app';
 import { TokenAuthenticator } from './authenticate';
 import { createAgents } from './proxy';
-import { RateLimiter } from './rate-limit';
+import { RateLimiter, RefusalPacing } from './rate-limit';
 import { upstreamReadiness } from './readiness';
 
 async function main(): Promise<void> {
@@ -41,6 +41,8 @@ async function main(): Promise<void> {
     authenticator: new TokenAuthenticator(tokenClient, config.AUTHENTICATE_TIMEOUT_MS, logger, { ttlMs: config.GATEWAY_AUTH_CACHE_TTL_MS }),
     rateLimiter,
     teamRateLimiter,
+    responseUnitBytes: config.RATE_LIMIT_RESPONSE_UNIT_BYTES,
+    refusalPacing: new RefusalPacing(config.RATE_LIMIT_REFUSAL_DELAY_MAX_MS, config.RATE_LIMIT_REFUSALS_HELD_MAX),
     upstreams,
     agents,
     upstreamTimeoutMs: config.UPSTREAM_TIMEOUT_MS,

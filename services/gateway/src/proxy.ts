@@ -13,6 +13,26 @@ export function forwardBody(req: IncomingMessage, body: Buffer): void {
   req.headers['content-length'] = String(body.length);
 }
 
+/** Who wants to know the size of a request's response, once its service has answered. */
+const responseMeters = new WeakMap<IncomingMessage, (bytes: number) => void>();
+
+/**
+ * Calls `meter` with the size of the body the service answers to `req`: at once from its
+ * Content-Length, else once the body has streamed through. Not called when the service never
+ * answers (the gateway's own 503 is small).
+ */
+export function meterResponse(req: IncomingMessage, meter: (bytes: number) => void): void {
+  responseMeters.set(req, meter);
+}
+
+function measure(proxyRes: IncomingMessage, meter: (bytes: number) => void): void {
+  const declared = Number(proxyRes.headers['content-length']);
+  if (Number.isSafeInteger(declared) && declared >= 0) return meter(declared);
+  let bytes = 0;
+  proxyRes.on('data', (chunk: Buffer) => (bytes += chunk.length));
+  proxyRes.once('end', () => meter(bytes));
+}
+
 /** Connections to the services, kept alive and reused most-recently-used first. */
 export interface Agents {
   http: HttpAgent;
@@ -47,6 +67,10 @@ export function createServiceProxy(options: { service: string; target: string; a
         const body = checkedBodies.get(req);
         // The client's stream was consumed by the checks; the proxy then ends the request.
         if (body) proxyReq.write(body);
+      },
+      proxyRes(proxyRes, req) {
+        const meter = responseMeters.get(req);
+        if (meter) measure(proxyRes, meter);
       },
       error(error, req, res) {
         const code = (error as NodeJS.ErrnoException).code;

@@ -1,4 +1,4 @@
-import { RateLimiter, takeEach } from './rate-limit';
+import { RateLimiter, RefusalPacing, extraResponseUnits, takeEach } from './rate-limit';
 
 function limiter(rate: number, burst: number) {
   let clock = 1000;
@@ -10,7 +10,7 @@ describe('RateLimiter', () => {
   it('allows a burst, then refuses with the seconds until the next request is allowed', () => {
     const { instance } = limiter(0.5, 3);
     expect([1, 2, 3].map(() => instance.take(7).allowed)).toEqual([true, true, true]);
-    expect(instance.take(7)).toEqual({ allowed: false, retryAfterSeconds: 2 });
+    expect(instance.take(7)).toEqual({ allowed: false, retryAfterSeconds: 2, waitMs: 2000 });
   });
 
   it('refills at the sustained rate, never above the burst', () => {
@@ -35,7 +35,7 @@ describe('RateLimiter', () => {
     const { instance, advance } = limiter(4, 1);
     instance.take(1);
     advance(0.2);
-    expect(instance.take(1)).toEqual({ allowed: false, retryAfterSeconds: 1 });
+    expect(instance.take(1)).toMatchObject({ allowed: false, retryAfterSeconds: 1 });
   });
 
   it('is off at a rate of 0', () => {
@@ -70,7 +70,7 @@ describe('takeEach', () => {
     expect(both().allowed).toBe(true);
     expect(both().allowed).toBe(true);
     // The team's allowance is spent: refused, and the token's allowance is left as it was.
-    expect(both()).toEqual({ allowed: false, retryAfterSeconds: 1 });
+    expect(both()).toEqual({ allowed: false, retryAfterSeconds: 1, waitMs: 1000 });
     expect([1, 2, 3].map(() => perToken.instance.take(1).allowed)).toEqual([true, true, true]);
     expect(perToken.instance.take(1).allowed).toBe(false);
   });
@@ -83,6 +83,44 @@ describe('takeEach', () => {
     expect(takeEach([
       [fast.instance, 1],
       [slow.instance, 1],
-    ])).toEqual({ allowed: false, retryAfterSeconds: 10 });
+    ])).toEqual({ allowed: false, retryAfterSeconds: 10, waitMs: 10_000 });
+  });
+});
+
+describe('response cost', () => {
+  it('counts a response as one request per started unit of bytes', () => {
+    expect(extraResponseUnits(0, 65_536)).toBe(0);
+    expect(extraResponseUnits(65_536, 65_536)).toBe(0);
+    expect(extraResponseUnits(65_537, 65_536)).toBe(1);
+    expect(extraResponseUnits(900_000, 65_536)).toBe(13);
+    expect(extraResponseUnits(900_000, 0)).toBe(0);
+  });
+
+  it('leaves the allowance in debt after a large response, so the next requests wait for it', () => {
+    const { instance, advance } = limiter(10, 5);
+    expect(instance.take(1).allowed).toBe(true);
+    instance.spend(1, 13);
+    expect(instance.take(1)).toMatchObject({ allowed: false, retryAfterSeconds: 1 });
+    advance(0.9);
+    expect(instance.take(1).allowed).toBe(false);
+    advance(0.2);
+    expect(instance.take(1).allowed).toBe(true);
+  });
+});
+
+describe('RefusalPacing', () => {
+  it('holds a refusal until the allowance has room, at most its maximum, and at most so many at once', async () => {
+    const pacing = new RefusalPacing(5_000, 1);
+    let settled = 0;
+    const first = pacing.hold(50).then(() => (settled += 1));
+    expect(pacing.holding).toBe(1);
+    // Over the limit of held refusals: answered at once.
+    await pacing.hold(10_000);
+    expect(settled).toBe(0);
+    await first;
+    expect(pacing.holding).toBe(0);
+    // Nothing to wait for, or pacing off.
+    await new RefusalPacing(0, 10).hold(10_000);
+    await pacing.hold(0);
   });
 });

@@ -238,6 +238,39 @@ describe('rate limit', () => {
     expect((await api(limited.url, bob.token).get(projects(bob))).status).toBe(200);
     await limited.stop();
   });
+
+  it('counts a large response as one request per started unit of its bytes', async () => {
+    // Ten requests at once, none refilled; a response counts one request per started KiB.
+    const limited = await system.startService('gateway', { RATE_LIMIT_PER_SECOND: '0.001', RATE_LIMIT_BURST: '10', RATE_LIMIT_RESPONSE_UNIT_BYTES: '1024', RATE_LIMIT_REFUSAL_DELAY_MAX_MS: '0' });
+    const { token } = await createToken(system, { teamId: alice.team_id, email: alice.email });
+    const client = api(limited.url, token);
+    const small = await client.get(`/teams/${alice.team_id}/webhooks?limit=1`);
+    expect(small.status).toBe(200);
+    // The OpenAPI document is public and free; a list of at least 8 KiB spends the rest at once.
+    const large = await api(system, alice.token).post(projects(alice), { name: 'large', description: 'd'.repeat(9_000) });
+    expect(large.status).toBe(201);
+    const page = await client.get(projects(alice));
+    expect(page.status).toBe(200);
+    expect(Buffer.byteLength(JSON.stringify(page.body))).toBeGreaterThan(8 * 1024);
+    const refused = await client.get(`/teams/${alice.team_id}/webhooks?limit=1`);
+    expect(refused.status).toBe(429);
+    expect(Number(refused.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+    await limited.stop();
+  });
+
+  it('still answers a held refusal with 429 and Retry-After', async () => {
+    const limited = await system.startService('gateway', { RATE_LIMIT_PER_SECOND: '2', RATE_LIMIT_BURST: '1', RATE_LIMIT_REFUSAL_DELAY_MAX_MS: '1000' });
+    const { token } = await createToken(system, { teamId: alice.team_id, email: alice.email });
+    const client = api(limited.url, token);
+    const statuses = await Promise.all([1, 2, 3].map(async () => {
+      const response = await client.get(projects(alice));
+      if (response.status === 429) expect(response.headers['retry-after']).toBe('1');
+      return response.status;
+    }));
+    expect(statuses.filter((status) => status === 200)).toHaveLength(1);
+    expect(statuses.filter((status) => status === 429)).toHaveLength(2);
+    await limited.stop();
+  });
 });
 
 describe('services behind the gateway', () => {

@@ -107,6 +107,9 @@ the client's before it. Trusting exactly those hops ignores whatever the client 
 {{- $_ := set $data "RATE_LIMIT_BURST" (printf "%d" (int64 .perTokenBurst)) -}}
 {{- $_ := set $data "RATE_LIMIT_TEAM_PER_SECOND" (toString .perTeamPerSecond) -}}
 {{- $_ := set $data "RATE_LIMIT_TEAM_BURST" (printf "%d" (int64 .perTeamBurst)) -}}
+{{- $_ := set $data "RATE_LIMIT_RESPONSE_UNIT_BYTES" (printf "%d" (int64 .responseUnitBytes)) -}}
+{{- $_ := set $data "RATE_LIMIT_REFUSAL_DELAY_MAX_MS" (printf "%d" (int64 .refusalDelayMaxMs)) -}}
+{{- $_ := set $data "RATE_LIMIT_REFUSALS_HELD_MAX" (printf "%d" (int64 .refusalsHeldMax)) -}}
 {{- end -}}
 {{- end -}}
 {{- $quotas := $root.Values.teamQuotas -}}

@@ -1,18 +1,27 @@
 import express, { type ErrorRequestHandler, type Express, type RequestHandler, type Router } from 'express';
 import type { PublicKeys } from '@worklane/config';
-import type { Logger, ServiceMetrics } from '@worklane/observability';
+import { isDependencyUnavailable, type Logger, type ServiceMetrics } from '@worklane/observability';
 import { HttpError, notFound, validationFailed } from './errors';
 import { FieldErrorCollector } from './field-errors';
 import { requireIdentity } from './identity';
 import { DEFAULT_INPUT_LIMITS, collectQueryProblems, type InputLimits } from './input-limits';
 import { accessLog, requestId, routeOf } from './request-id';
+import { DEFAULT_RETRY_AFTER_SECONDS, serviceUnavailable } from './service-unavailable';
 import { collectTextProblems } from './text-input';
 
 export interface ServiceAppOptions {
   logger: Logger;
   metrics: ServiceMetrics;
-  /** `/readyz`: false while starting or shutting down, or when a dependency does not answer. */
+  /**
+   * `/readyz`: false while shutting down or when something the process needs for every request
+   * (its own database) does not answer; `readiness()` builds it. Never a service it calls.
+   */
   isReady: () => boolean | Promise<boolean>;
+  /**
+   * `Retry-After` seconds of the 503 answered when a dependency is unavailable
+   * (UNAVAILABLE_RETRY_AFTER_SECONDS); DEFAULT_RETRY_AFTER_SECONDS when not given.
+   */
+  retryAfterSeconds?: number;
   /** When set, every `/api` request must carry an identity signed by one of these principals (gateway, console). */
   identityIssuers?: PublicKeys;
   /** Mounts the service's routes. */
@@ -83,7 +92,22 @@ function recordMetrics(metrics: ServiceMetrics): RequestHandler {
   };
 }
 
-function errorHandler(logger: Logger, limits: InputLimits): ErrorRequestHandler {
+/** Logs a dependency outage once a second at most: every request fails during one, one line says so. */
+function outageLog(logger: Logger): (error: unknown, req: express.Request, res: express.Response) => void {
+  let lastAt = 0;
+  let since = 0;
+  return (error, req, res) => {
+    since += 1;
+    const now = Date.now();
+    if (now - lastAt < 1_000) return;
+    logger.warn({ err: error, method: req.method, route: routeOf(req, res), requests: since }, 'a dependency is unavailable; answering 503');
+    lastAt = now;
+    since = 0;
+  };
+}
+
+function errorHandler(logger: Logger, limits: InputLimits, retryAfterSeconds: number): ErrorRequestHandler {
+  const logOutage = outageLog(logger);
   return (error, req, res, _next) => {
     let httpError: HttpError;
     if (error instanceof HttpError) httpError = error;
@@ -91,6 +115,9 @@ function errorHandler(logger: Logger, limits: InputLimits): ErrorRequestHandler 
     else if (error?.type === 'entity.parse.failed') httpError = new HttpError(400, 'The request body is not valid JSON.');
     else if (error?.type === 'encoding.unsupported' || error?.type === 'charset.unsupported') {
       httpError = new HttpError(415, 'The request body encoding is not supported.');
+    } else if (isDependencyUnavailable(error)) {
+      logOutage(error, req, res);
+      httpError = serviceUnavailable(retryAfterSeconds);
     } else {
       logger.error({ err: error, method: req.method, route: routeOf(req, res) }, 'request failed');
       httpError = new HttpError(500, 'Server Error.');
@@ -98,7 +125,10 @@ function errorHandler(logger: Logger, limits: InputLimits): ErrorRequestHandler 
     // Headers already out (a streamed list failing half-way): cut the connection, so that the
     // client sees a broken response rather than a complete-looking truncated one.
     if (res.headersSent) return void res.destroy();
-    res.status(httpError.status).set(httpError.headers).json(httpError.boundedBody(limits));
+    res.status(httpError.status).set(httpError.headers);
+    // Every 503 says when to come back, whoever made it.
+    if (httpError.status === 503 && !res.get('Retry-After')) res.set('Retry-After', String(retryAfterSeconds));
+    res.json(httpError.boundedBody(limits));
   };
 }
 
@@ -142,6 +172,6 @@ export function createServiceApp(options: ServiceAppOptions): Express {
   app.use(() => {
     throw notFound();
   });
-  app.use(errorHandler(options.logger, limits));
+  app.use(errorHandler(options.logger, limits, options.retryAfterSeconds ?? DEFAULT_RETRY_AFTER_SECONDS));
   return app;
 }

@@ -6,6 +6,9 @@ export { textProblem, collectTextProblems, requireStorableText } from './text-in
 export { DEFAULT_INPUT_LIMITS, inputLimitsFrom, type InputLimits } from './input-limits';
 export { resource, idParam, type ResourceHandlers } from './routes';
 export { createServiceApp, type ServiceAppOptions } from './app';
+export { DEFAULT_RETRY_AFTER_SECONDS, SERVICE_UNAVAILABLE_MESSAGE, serviceUnavailable, writeServiceUnavailable } from './service-unavailable';
+export { DependencyUnavailableError, isDependencyUnavailable } from '@worklane/observability';
+export { readiness, type ReadinessCheck, type ReadinessOptions } from './readiness';
 export { REQUEST_ID_ATTRIBUTE, REQUEST_ID_HEADER, accessLog, isValidRequestId, requestId, routeOf } from './request-id';
 export { listen, closeHttpServer } from './server';
 export {

@@ -6,3 +6,4 @@ export { Lifecycle, type ShutdownStep } from './lifecycle';
 export { bootService, startRuntime, exitOnStartupFailure, type ServiceRuntime, type RuntimeConfig } from './runtime';
 export { createMetricsServer, serveMetrics, closeMetricsServer } from './metrics-server';
 export { BackgroundWorker, backoffMs, type BackgroundWorkerOptions, type PassResult } from './background-worker';
+export { DependencyUnavailableError, isDependencyUnavailable } from './dependency-unavailable';

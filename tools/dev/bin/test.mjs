@@ -26,7 +26,7 @@ import {
 await useProjectNode();
 
 /** Every external tool some test runs: provisioned before the tests, never skipped for. */
-const TEST_TOOLS = ['postgres', 'natsServer', 'helm', 'chromium', 'schemathesis'];
+const TEST_TOOLS = ['postgres', 'natsServer', 'helm', 'chromium', 'schemathesis', 'buf'];
 
 const argv = process.argv.slice(2);
 const separator = argv.indexOf('--');

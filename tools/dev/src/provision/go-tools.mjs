@@ -1,7 +1,8 @@
-// Tools built from the Go module proxy: nats-server, helm and promtool. Each is taken, in this order, from
+// Tools built from the Go module proxy: nats-server, helm, promtool and buf. Each is taken, in this order, from
 // its override variable, from PATH, from <repo>/.cache/bin, from the user's cache (built by an
 // earlier clone on this machine), or built with `go install` into .cache/bin. A binary older than
-// the minimum is skipped with one line saying so; one in .cache/bin is used only at the pinned version.
+// the minimum (for buf: any other version than the pinned one) is skipped with one line saying so;
+// one in .cache/bin is used only at the pinned version.
 import os from 'node:os';
 import path from 'node:path';
 
@@ -41,11 +42,24 @@ export const GO_TOOLS = {
     // 3.6 min cold on 2 cores, against more than twice that with them.
     tags: ['remove_all_sd'],
   },
+  buf: {
+    name: 'buf',
+    override: 'WORKLANE_BUF_BIN',
+    versionArgs: ['--version'],
+    ...TOOLS.buf,
+    // buf's version is a constant in its source: nothing to stamp.
+    ldflags: () => '',
+  },
 };
 
 /** A binary that is not the project's (override or PATH), if it is recent enough; else null, logged. */
 function acceptInstalled(tool, bin, where, env) {
   const version = probeVersion(bin, tool.versionArgs, env);
+  if (tool.exact) {
+    if (formatVersion(version) === formatVersion(parseVersion(tool.pinned))) return { bin, version: tool.pinned, from: where };
+    say(`${tool.name} ${formatVersion(version)} at ${bin} (${where}) is not the ${tool.pinned} Worklane pins: skipping it, using the pinned one`);
+    return null;
+  }
   if (atLeast(version, tool.minimum)) return { bin, version: formatVersion(version), from: where };
   say(
     `${tool.name} ${formatVersion(version)} at ${bin} (${where}) is older than the ${tool.minimum} Worklane needs: ` +

@@ -3,6 +3,7 @@
 //
 //   provision(['postgres', 'natsServer', 'helm', 'chromium']) -> {postgres, natsServer, helm, chromium}
 //   provision(['etcd', 'kubernetes', 'promtool', 'helm']) for `npm run test:kubernetes`
+//   provision(['buf']) for the proto contract checks (proto/test), which `npm test` runs
 //
 // Node itself is provisioned first, by useProjectNode() (node.mjs), before anything else runs.
 import path from 'node:path';
@@ -27,6 +28,7 @@ const PROVIDERS = {
   etcd: async () => labelled(await ensureEtcd(), 'etcd'),
   kubernetes: async () => labelled(await ensureKubernetes(), 'kube-apiserver and kubectl'),
   promtool: async () => labelled(await ensureGoTool(GO_TOOLS.promtool), 'promtool'),
+  buf: async () => labelled(await ensureGoTool(GO_TOOLS.buf), 'buf'),
 };
 
 const labelled = (found, name) => ({ ...found, label: `${name} ${found.version}` });
@@ -58,6 +60,7 @@ export function toolVariables(tools) {
   if (tools.postgres) vars.WORKLANE_POSTGRES_BIN_DIR = tools.postgres.binDir;
   if (tools.schemathesis) vars.WORKLANE_SCHEMATHESIS_BIN = tools.schemathesis.bin;
   if (tools.promtool) vars.WORKLANE_PROMTOOL_BIN = tools.promtool.bin;
+  if (tools.buf) vars.WORKLANE_BUF_BIN = tools.buf.bin;
   return vars;
 }
 

@@ -29,6 +29,12 @@ export const TOOLS = {
     module: 'github.com/prometheus/prometheus/cmd/promtool',
     source: 'go install from the Go module proxy',
   },
+  /**
+   * buf lints the gRPC protos and checks them for wire-breaking changes against the last release's
+   * image (proto/releases): exactly this version (its findings are compared one by one). Its
+   * go.mod asks for Go 1.26.7.
+   */
+  buf: { pinned: '1.75.0', minimum: '1.75.0', exact: true, module: 'github.com/bufbuild/buf/cmd/buf', source: 'go install from the Go module proxy' },
   /** schemathesis fuzzes the API against its OpenAPI document (tools/contract-tests), in a virtualenv of its own. */
   schemathesis: { pinned: '4.32.5', minimum: '4.32.0', source: 'pip install from PyPI into ~/.cache/worklane/schemathesis/<version>' },
   /** Python with venv, for that virtualenv: schemathesis 4 needs 3.9. */

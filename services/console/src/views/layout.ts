@@ -29,6 +29,9 @@ export const csrfInput = (token: string | undefined) => html`<input type="hidden
 
 export const teamPath = (team: { team_id: number }, rest = '') => `/teams/${team.team_id}${rest}`;
 
+/** The API reference page the gateway serves (rendered from its OpenAPI document), beside the console. */
+export const API_REFERENCE_PATH = '/api/v1/reference';
+
 function teamSwitcher(context: PageContext): SafeHtml | undefined {
   const { team, memberships } = context;
   if (!team || !memberships) return undefined;
@@ -87,6 +90,9 @@ export function page(context: PageContext, options: PageOptions): SafeHtml {
     : ''}
   ${options.body}
 </main>
+<footer class="site-footer">
+  <a href="${API_REFERENCE_PATH}">API reference</a>
+</footer>
 </body>
 </html>`;
 }

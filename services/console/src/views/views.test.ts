@@ -2,6 +2,7 @@ import { html } from '../html';
 import { tokensPage } from './tokens';
 import { newWebhookPage, webhookPage } from './webhooks';
 import { timestamp } from './format';
+import { loginPage } from './auth';
 import type { PageContext } from './layout';
 
 const team = { team_id: 7, user_id: 3, role: 'owner', team_name: 'Acme <Ops>' };
@@ -117,5 +118,14 @@ describe('timestamp', () => {
   it('keeps the exact value and reads it without Date', () => {
     expect(timestamp('2026-12-31T23:59:59.999999Z').value).toBe('<time datetime="2026-12-31T23:59:59.999999Z">31 Dec 2026, 23:59:59 UTC</time>');
     expect(html`${timestamp('')}`.value).toContain('Never');
+  });
+});
+
+describe('layout', () => {
+  it('links to the API reference page from every page, signed in or not', () => {
+    const link = '<a href="/api/v1/reference">API reference</a>';
+    expect(tokensPage(context, { tokens: [] }).value).toContain(link);
+    const signedOut: PageContext = { assets: context.assets };
+    expect(loginPage(signedOut, { csrfToken: 'pre-session', signupEnabled: false }).value).toContain(link);
   });
 });

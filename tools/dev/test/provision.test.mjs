@@ -94,6 +94,17 @@ describe('a binary on PATH', () => {
     expect(logged.join('')).toContain(`helm 3.8.2 at ${path.join(fakeBinDir, 'helm')} (PATH) is older than the ${TOOLS.helm.minimum}`);
   });
 
+  test('buf at any other version than the pinned one is skipped, newer too: the proto tests compare its findings one by one', () => {
+    const newer = fakeBinary('buf', '1.99.0');
+    const found = findGoTool(GO_TOOLS.buf, withFakesFirst({ WORKLANE_BUF_BIN: newer }));
+    expect(found.bin).toBe(path.join(cacheBinDir, 'buf'));
+    expect(found.version).toBe(TOOLS.buf.pinned);
+    const lines = logged.filter((l) => l.includes(newer));
+    expect(lines).toHaveLength(2);
+    expect(lines[0]).toContain(`buf 1.99.0 at ${newer} (WORKLANE_BUF_BIN) is not the ${TOOLS.buf.pinned} Worklane pins`);
+    expect(lines[1]).toContain(`buf 1.99.0 at ${newer} (PATH) is not the ${TOOLS.buf.pinned} Worklane pins`);
+  });
+
   test('an old PostgreSQL is skipped for a newer installation', () => {
     for (const name of ['initdb', 'pg_ctl', 'postgres']) fakeBinary(name, 'postgres (PostgreSQL) 12.4');
     const found = findPostgres(withFakesFirst());
@@ -132,6 +143,7 @@ test('the README states every minimum version', () => {
     ['Go', TOOLS.go.minimum],
     ['Python', TOOLS.python.minimum],
     ['schemathesis', TOOLS.schemathesis.minimum],
+    ['buf', TOOLS.buf.pinned],
   ]) {
     expect(section).toMatch(new RegExp(`${name}[^\\n]*${minimum.replace(/\./g, '\\.')}`));
   }

@@ -1,7 +1,7 @@
 import type { KeyObject } from 'node:crypto';
 import * as grpc from '@grpc/grpc-js';
 import { HealthImplementation } from 'grpc-health-check';
-import type { Logger, ServiceMetrics } from '@worklane/observability';
+import { isDependencyUnavailable, type Logger, type ServiceMetrics } from '@worklane/observability';
 import { verifyCall } from './call-signature';
 import { RpcError } from './errors';
 
@@ -35,8 +35,9 @@ const codeName = (code: grpc.status) => grpc.status[code] ?? String(code);
 
 /**
  * A grpc-js server with the standard health service, signed-caller checks, metrics per method
- * and one error mapping: RpcError keeps its code and message; anything else is INTERNAL with
- * no detail.
+ * and one error mapping: RpcError keeps its code and message; a dependency that is unavailable
+ * (its database, a service it calls) is UNAVAILABLE, which its callers answer with their own 503;
+ * anything else is INTERNAL with no detail.
  */
 export function createGrpcServer(options: GrpcServerOptions): GrpcServer {
   const server = new grpc.Server({ 'grpc.keepalive_permit_without_calls': 1 });
@@ -72,6 +73,12 @@ export function createGrpcServer(options: GrpcServerOptions): GrpcServer {
           if (error instanceof RpcError) {
             finish(error.code);
             callback({ code: error.code, details: error.message });
+            return;
+          }
+          if (isDependencyUnavailable(error)) {
+            options.logger.warn({ err: error, method }, 'a dependency is unavailable; answering UNAVAILABLE');
+            finish(grpc.status.UNAVAILABLE);
+            callback({ code: grpc.status.UNAVAILABLE, details: 'a dependency is unavailable' });
             return;
           }
           options.logger.error({ err: error, method }, 'gRPC handler failed');

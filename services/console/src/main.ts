@@ -1,5 +1,5 @@
 import { config, runtime } from './instrumentation';
-import { closeHttpServer, listen } from '@worklane/http';
+import { closeHttpServer, listen, readiness } from '@worklane/http';
 import { exitOnStartupFailure, closeMetricsServer, serveMetrics } from '@worklane/observability';
 import { createApp } from './app';
 import { createAccounts } from './clients/accounts';
@@ -25,7 +25,7 @@ async function main(): Promise<void> {
     metrics,
     // The console keeps no state: it is ready while it runs, and explains on each page when a
     // service behind it is not answering rather than dropping out of rotation.
-    isReady: () => lifecycle.ready,
+    isReady: readiness({ lifecycle }),
     signupEnabled: config.CONSOLE_SIGNUP_ENABLED,
     secureCookies: config.CONSOLE_SECURE_COOKIES,
     trustProxy: config.CONSOLE_TRUST_PROXY,

@@ -4,7 +4,7 @@ import { IDENTITY_ISSUERS } from './config';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { openServiceDatabase, openWorkerPool, pingDatabase } from '@worklane/db';
-import { closeHttpServer, listen } from '@worklane/http';
+import { closeHttpServer, listen, readiness } from '@worklane/http';
 import { inputLimitsFrom } from '@worklane/http';
 import {
   DELIVERY_CONSUMER,
@@ -14,7 +14,6 @@ import {
   ensureIssueEventsStream,
   jetstream,
   jetstreamManager,
-  natsAnswers,
   streamLimitsFrom,
 } from '@worklane/messaging';
 import { exitOnStartupFailure, promClient, closeMetricsServer, serveMetrics } from '@worklane/observability';
@@ -162,7 +161,9 @@ async function main(): Promise<void> {
     webhooks,
     onDeliveryCreated: () => sender.wake(),
     pageLimits: listPageLimits(config),
-    isReady: async () => lifecycle.ready && (await pingDatabase(pool)) && (await natsAnswers(nats)),
+    // Its own database only. NATS is not needed to answer: the consumer waits for it, and an
+    // outage of NATS keeps the delivery log serving.
+    isReady: readiness({ lifecycle, logger, checks: { database: () => pingDatabase(pool) } }),
   });
   const server = await listen(app, config.HTTP_PORT, config.HOST);
   const metricsServer = await serveMetrics(metrics, config.METRICS_PORT, config.HOST);

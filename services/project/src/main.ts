@@ -3,7 +3,7 @@ import { publicKeysOf } from '@worklane/config';
 import { TRUSTED_PRINCIPALS, projectLimits } from './config';
 import { join } from 'node:path';
 import { openServiceDatabase, pingDatabase } from '@worklane/db';
-import { closeHttpServer, listen } from '@worklane/http';
+import { closeHttpServer, listen, readiness } from '@worklane/http';
 import { inputLimitsFrom } from '@worklane/http';
 import { exitOnStartupFailure, closeMetricsServer, serveMetrics } from '@worklane/observability';
 import { createApp } from './app';
@@ -20,7 +20,8 @@ async function main(): Promise<void> {
     logger,
     metrics,
     publicKeys: publicKeysOf(config, TRUSTED_PRINCIPALS),
-    isReady: async () => lifecycle.ready && pingDatabase(pool),
+    // Its own database only: it needs nothing else to answer.
+    isReady: readiness({ lifecycle, logger, checks: { database: () => pingDatabase(pool) } }),
     limits: projectLimits(config),
   });
   const grpcPort = await app.grpc.listen(config.HOST, config.GRPC_PORT);

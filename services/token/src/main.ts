@@ -3,7 +3,7 @@ import { publicKeysOf } from '@worklane/config';
 import { TRUSTED_PRINCIPALS } from './config';
 import { join } from 'node:path';
 import { openServiceDatabase, pingDatabase } from '@worklane/db';
-import { closeHttpServer, listen } from '@worklane/http';
+import { closeHttpServer, listen, readiness } from '@worklane/http';
 import { exitOnStartupFailure, closeMetricsServer, serveMetrics } from '@worklane/observability';
 import { createApp } from './app';
 
@@ -19,7 +19,8 @@ async function main(): Promise<void> {
     metrics,
     publicKeys: publicKeysOf(config, TRUSTED_PRINCIPALS),
     sessionLifetime: { idleSeconds: config.SESSION_IDLE_TIMEOUT_SECONDS, absoluteSeconds: config.SESSION_ABSOLUTE_TIMEOUT_SECONDS },
-    isReady: async () => lifecycle.ready && pingDatabase(pool),
+    // Its own database only: it needs nothing else to answer.
+    isReady: readiness({ lifecycle, logger, checks: { database: () => pingDatabase(pool) } }),
     tokenCacheMaxTtlMs: config.TOKEN_CACHE_MAX_TTL_MS,
     maxTokensPerTeam: config.TEAM_MAX_API_TOKENS,
   });

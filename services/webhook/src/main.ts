@@ -3,7 +3,7 @@ import { publicKeysOf } from '@worklane/config';
 import { TRUSTED_PRINCIPALS } from './config';
 import { join } from 'node:path';
 import { openServiceDatabase, pingDatabase } from '@worklane/db';
-import { closeHttpServer, listen } from '@worklane/http';
+import { closeHttpServer, listen, readiness } from '@worklane/http';
 import { inputLimitsFrom } from '@worklane/http';
 import { exitOnStartupFailure, closeMetricsServer, serveMetrics } from '@worklane/observability';
 import { SecretBox, dnsServersLookup } from '@worklane/webhooks';
@@ -42,7 +42,8 @@ async function main(): Promise<void> {
       lookup: dnsServersLookup({ servers: config.WEBHOOK_DNS_SERVERS, timeoutMs: config.WEBHOOK_DNS_TIMEOUT_MS }),
       timeoutMs: config.WEBHOOK_DNS_TIMEOUT_MS,
     },
-    isReady: async () => lifecycle.ready && pingDatabase(pool),
+    // Its own database only: it needs nothing else to answer.
+    isReady: readiness({ lifecycle, logger, checks: { database: () => pingDatabase(pool) } }),
     limits: webhookLimits(config),
   });
   const grpcPort = await app.grpc.listen(config.HOST, config.GRPC_PORT);

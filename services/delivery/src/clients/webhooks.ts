@@ -1,5 +1,6 @@
 import type { KeyObject } from 'node:crypto';
 import { createGrpcClient, grpc, unaryCall } from '@worklane/grpc';
+import { DependencyUnavailableError } from '@worklane/observability';
 import { loadProto, type WebhookProto, type webhookV1 } from '@worklane/proto';
 
 /** A webhook as the delivery service needs it, secret included. Never logged, never returned. */
@@ -20,10 +21,13 @@ export interface WebhookDirectory {
   getWebhook(teamId: number, webhookId: number): Promise<WebhookTarget | undefined>;
 }
 
-/** The webhook service did not answer; the work is retried later rather than failed. */
-export class DirectoryUnavailableError extends Error {
+/**
+ * The webhook service did not answer: the sender retries the work later rather than failing it,
+ * and an API request gets the 503 of every unavailable dependency.
+ */
+export class DirectoryUnavailableError extends DependencyUnavailableError {
   constructor(cause: unknown) {
-    super('the webhook service is unavailable', { cause });
+    super('webhook service', cause);
     this.name = 'DirectoryUnavailableError';
   }
 }

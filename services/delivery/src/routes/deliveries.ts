@@ -3,7 +3,7 @@ import type { Request, Router } from 'express';
 import { HttpError, idParam, notFound, readPage, requireTeam, resource, rowsToFetch, sendPage, type ListKind, type PageLimits } from '@worklane/http';
 import { z } from 'zod';
 import { captureTraceContext } from '@worklane/messaging';
-import { DirectoryUnavailableError, type WebhookDirectory, type WebhookTarget } from '../clients/webhooks';
+import type { WebhookDirectory, WebhookTarget } from '../clients/webhooks';
 import { listPageLimits } from '@worklane/config';
 import type { DeliveryStore } from '../data/deliveries';
 import { isDeadLetterNotice } from '../data/dead-letters';
@@ -24,15 +24,6 @@ function deliveryParam(req: Request): string {
   const value = req.params.delivery;
   if (typeof value !== 'string' || !UUID.test(value)) throw notFound();
   return value.toLowerCase();
-}
-
-async function lookUpWebhook(webhooks: WebhookDirectory, teamId: number, webhookId: number): Promise<WebhookTarget | undefined> {
-  try {
-    return await webhooks.getWebhook(teamId, webhookId);
-  } catch (error) {
-    if (error instanceof DirectoryUnavailableError) throw new HttpError(503, 'Service temporarily unavailable.', undefined, { 'Retry-After': '1' });
-    throw error;
-  }
 }
 
 /** A webhook that can receive a ping or redelivery now: it exists (else `missing`) and is active (else 409). */
@@ -60,7 +51,7 @@ export function deliveryRoutes(router: Router, deps: DeliveryRouteDeps): void {
       const { teamId } = requireTeam(req);
       const webhookId = idParam(req, 'webhook');
       const page = readPage(req, DELIVERY_LOG, pageLimits, 'always')!;
-      if (!(await lookUpWebhook(webhooks, teamId, webhookId))) throw notFound();
+      if (!(await webhooks.getWebhook(teamId, webhookId))) throw notFound();
       const after = page.after && { createdAt: page.after[0], id: page.after[1] };
       const rows = await deliveries.listForWebhook(teamId, webhookId, { limit: rowsToFetch(page), ...(after ? { after } : {}) });
       sendPage(req, res, DELIVERY_LOG, page, rows, (delivery) => [delivery.created_at, delivery.id]);
@@ -83,7 +74,7 @@ export function deliveryRoutes(router: Router, deps: DeliveryRouteDeps): void {
       if (!original) throw notFound();
       if (isDeadLetterNotice(original.body)) throw new HttpError(409, 'This event was dead-lettered: it was never published, so there is nothing to redeliver.', undefined, {}, 'event_dead_lettered');
       requireActive(
-        await lookUpWebhook(webhooks, teamId, original.webhookId),
+        await webhooks.getWebhook(teamId, original.webhookId),
         () => new HttpError(409, 'The webhook of this delivery no longer exists.', undefined, {}, 'webhook_deleted'),
       );
       const delivery = await deliveries.createOne({
@@ -104,7 +95,7 @@ export function deliveryRoutes(router: Router, deps: DeliveryRouteDeps): void {
   resource(router, '/api/v1/teams/:team/webhooks/:webhook/ping', {
     post: async (req, res) => {
       const { teamId } = requireTeam(req);
-      const webhook = requireActive(await lookUpWebhook(webhooks, teamId, idParam(req, 'webhook')), notFound);
+      const webhook = requireActive(await webhooks.getWebhook(teamId, idParam(req, 'webhook')), notFound);
       const eventId = randomUUID();
       const createdAt = await deliveries.now();
       const body = Buffer.from(

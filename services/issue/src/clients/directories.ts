@@ -1,6 +1,6 @@
 import type { KeyObject } from 'node:crypto';
 import { createGrpcClient, grpc, unaryCall } from '@worklane/grpc';
-import { HttpError } from '@worklane/http';
+import { DependencyUnavailableError } from '@worklane/http';
 import { loadProto, type ProjectProto, type TokenProto } from '@worklane/proto';
 
 /** The project an issue belongs to, as the project service knows it. */
@@ -20,11 +20,14 @@ export interface TeamMembers {
   isMember(teamId: number, userId: number): Promise<boolean>;
 }
 
-/** A dependency that does not answer is the client's 503, not our 500. */
-function unavailable(error: unknown): never {
+/**
+ * A service that does not answer is the client's 503 (with Retry-After, from the app's error
+ * handler), not our 500; any other failure stays what it is.
+ */
+function unavailable(service: string, error: unknown): never {
   const code = (error as grpc.ServiceError)?.code;
   if (code === grpc.status.UNAVAILABLE || code === grpc.status.DEADLINE_EXCEEDED || code === grpc.status.RESOURCE_EXHAUSTED) {
-    throw new HttpError(503, 'Service temporarily unavailable.', undefined, { 'Retry-After': '1' });
+    throw new DependencyUnavailableError(service, error);
   }
   throw error;
 }
@@ -49,7 +52,7 @@ export function grpcProjectDirectory(address: string, options: DirectoryOptions)
         return { id: project.id, organizationId: project.organization_id, teamId: project.team_id, name: project.name };
       } catch (error) {
         if (isNotFound(error)) return undefined;
-        return unavailable(error);
+        return unavailable('project service', error);
       }
     },
     close: () => client.close(),
@@ -69,7 +72,7 @@ export function grpcTeamMembers(address: string, options: DirectoryOptions): Tea
         return response.memberships.some((membership) => membership.team_id === teamId);
       } catch (error) {
         if (isNotFound(error)) return false;
-        return unavailable(error);
+        return unavailable('token service', error);
       }
     },
     close: () => client.close(),

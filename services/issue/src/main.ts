@@ -3,9 +3,9 @@ import { listPageLimits, publicKeysOf } from '@worklane/config';
 import { IDENTITY_ISSUERS } from './config';
 import { join } from 'node:path';
 import { openServiceDatabase, openWorkerPool, pingDatabase } from '@worklane/db';
-import { closeHttpServer, listen } from '@worklane/http';
+import { closeHttpServer, listen, readiness } from '@worklane/http';
 import { inputLimitsFrom } from '@worklane/http';
-import { connectNats, ensureIssueEventsStream, jetstream, jetstreamManager, natsAnswers, registerStreamMetrics, streamLimitsFrom } from '@worklane/messaging';
+import { connectNats, ensureIssueEventsStream, jetstream, jetstreamManager, registerStreamMetrics, streamLimitsFrom } from '@worklane/messaging';
 import { exitOnStartupFailure, promClient, closeMetricsServer, serveMetrics } from '@worklane/observability';
 import { createApp } from './app';
 import { grpcProjectDirectory, grpcTeamMembers, rememberingProjectDirectory } from './clients/directories';
@@ -78,7 +78,9 @@ async function main(): Promise<void> {
     projects: rememberingProjectDirectory(projects, config.PROJECT_CACHE_TTL_MS),
     members,
     pageLimits: listPageLimits(config),
-    isReady: async () => lifecycle.ready && (await pingDatabase(pool)) && (await natsAnswers(nats)),
+    // Its own database only. NATS is not needed to answer: events wait in the outbox while it is
+    // down (the relay publishes them once it is back), so an outage of NATS keeps the API serving.
+    isReady: readiness({ lifecycle, logger, checks: { database: () => pingDatabase(pool) } }),
   });
   const server = await listen(app, config.HTTP_PORT, config.HOST);
   const metricsServer = await serveMetrics(metrics, config.METRICS_PORT, config.HOST);

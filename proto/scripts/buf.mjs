@@ -27,6 +27,16 @@ export function releaseImages(dir = releasesDir) {
     .map((file) => join(dir, file));
 }
 
+/**
+ * Whether `version` has been released: CHANGELOG.md has its section (`## [1.4.0] - 2027-03-01`).
+ * A released version's image is final; the image of the version being prepared may be refreshed
+ * until its section is written.
+ */
+export function isReleased(version, changelog) {
+  const escaped = version.replace(/\./g, '\\.');
+  return new RegExp(`^## \\[${escaped}\\]`, 'm').test(changelog);
+}
+
 /** The path of a buf at the pinned version (found, or built). */
 export async function findBuf() {
   return (await ensureGoTool(GO_TOOLS.buf)).bin;

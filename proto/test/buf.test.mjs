@@ -9,7 +9,7 @@ import path from 'node:path';
 
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 
-import { findBuf, protoRoot, releaseImages, runBuf } from '../scripts/buf.mjs';
+import { findBuf, isReleased, protoRoot, releaseImages, runBuf } from '../scripts/buf.mjs';
 
 let buf;
 let lastRelease;
@@ -117,6 +117,15 @@ describe('the protos in the repository', () => {
 
   test('waive exactly the released v1 names that buf.yaml excuses, so a new RPC is held to the rules', () => {
     expect(unexpectedWaivers(protoRoot)).toEqual({ missing: [], extra: [] });
+  });
+
+  test("a version is released once CHANGELOG.md has its section: from then on its image is final", () => {
+    const changelog = '# Changelog\n\n## [Unreleased]\n\n## [0.2.0] - 2027-01-10\n\n- 0.1.0 had a bug\n\n## [0.1.0] - 2026-12-01\n';
+    expect(isReleased('0.2.0', changelog)).toBe(true);
+    expect(isReleased('0.1.0', changelog)).toBe(true);
+    expect(isReleased('0.3.0', changelog)).toBe(false);
+    expect(isReleased('0.1.0', '# Changelog\n\n## [Unreleased]\n\n- 0.1.0 will bring...\n')).toBe(false);
+    expect(isReleased('0.1.0', '## [0x1y0] - 2026-12-01\n')).toBe(false);
   });
 
   test('the last release is the newest image, versions compared as numbers', () => {

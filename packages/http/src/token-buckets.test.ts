@@ -31,4 +31,16 @@ describe('TokenBuckets', () => {
     instance.sweep();
     expect(instance.size).toBe(0);
   });
+
+  it('takes a level set from elsewhere (at most the burst), then refills from it, and lists its keys', () => {
+    const { instance, advance } = buckets(1, 5);
+    instance.set(1, -1);
+    instance.set(2, 99);
+    expect(instance.level(1)).toBe(-1);
+    expect(instance.level(2)).toBe(5);
+    expect([...instance.keys()].sort()).toEqual([1, 2]);
+    advance(2);
+    expect(instance.level(1)).toBe(1);
+    expect(instance.allowance).toEqual({ perSecond: 1, burst: 5 });
+  });
 });

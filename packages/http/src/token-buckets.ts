@@ -23,6 +23,11 @@ export class TokenBuckets {
     return this.perSecond > 0;
   }
 
+  /** The refill rate per second and the most a bucket holds. */
+  get allowance(): { perSecond: number; burst: number } {
+    return { perSecond: this.perSecond, burst: this.burst };
+  }
+
   /** What `key` holds now (a full bucket for a key never seen). */
   level(key: number): number {
     return this.refill(key).level;
@@ -30,6 +35,17 @@ export class TokenBuckets {
 
   spend(key: number, amount: number): void {
     this.refill(key).level -= amount;
+  }
+
+  /** Makes `key` hold `level` now (at most the burst), e.g. a level learned from elsewhere. */
+  set(key: number, level: number): void {
+    const bucket = this.refill(key);
+    bucket.level = Math.min(this.burst, level);
+  }
+
+  /** The keys that have a bucket: those not known to be full. */
+  keys(): IterableIterator<number> {
+    return this.buckets.keys();
   }
 
   /** Milliseconds until `key` holds `amount` (0 when it does now). */

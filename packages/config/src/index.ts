@@ -111,3 +111,4 @@ export {
   type Signer,
 } from './keys';
 export { inputLimitSettings, listPageLimits, pagingSettings, teamQuota } from './limits';
+export { DEFAULT_RETRY_AFTER_SECONDS, unavailableSettings } from './unavailable';

@@ -1,4 +1,5 @@
 import type { ServerResponse } from 'node:http';
+import { DEFAULT_RETRY_AFTER_SECONDS } from '@worklane/config';
 import { HttpError } from './errors';
 
 /**
@@ -8,7 +9,7 @@ import { HttpError } from './errors';
  */
 
 /** Seconds a 503 asks the client to wait, unless UNAVAILABLE_RETRY_AFTER_SECONDS says otherwise. */
-export const DEFAULT_RETRY_AFTER_SECONDS = 5;
+export { DEFAULT_RETRY_AFTER_SECONDS };
 
 export const SERVICE_UNAVAILABLE_MESSAGE = 'Service unavailable.';
 

@@ -1,6 +1,18 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Express, NextFunction, Request, Response } from 'express';
-import { HttpError, badRequest, createServiceApp, forbidden, matchApiRoute, matchPublicApiRoute, notFound, signIdentity, type ApiUpstream } from '@worklane/http';
+import {
+  DEFAULT_RETRY_AFTER_SECONDS,
+  HttpError,
+  badRequest,
+  createServiceApp,
+  forbidden,
+  matchApiRoute,
+  matchPublicApiRoute,
+  notFound,
+  serviceUnavailable,
+  signIdentity,
+  type ApiUpstream,
+} from '@worklane/http';
 import type { Signer } from '@worklane/config';
 import type { Logger, ServiceMetrics } from '@worklane/observability';
 import type { RequestHandler } from 'http-proxy-middleware';
@@ -8,7 +20,7 @@ import { apiDescriptionHandler, type ApiDescription } from './api-description';
 import type { TokenAuthenticator } from './authenticate';
 import { readJsonBody } from './body';
 import { createServiceProxy, forwardBody, meterResponse, type Agents } from './proxy';
-import { extraResponseUnits, takeEach, type RateLimiter, type RefusalPacing } from './rate-limit';
+import { extraResponseUnits, rateLimitHeaders, takeEach, type RateLimiter, type RefusalPacing } from './rate-limit';
 
 export type Upstream = ApiUpstream | 'console';
 
@@ -30,15 +42,17 @@ export interface AppDeps {
   upstreams: Partial<Record<Upstream, string>>;
   agents: Agents;
   upstreamTimeoutMs: number;
+  /** Retry-After of the 503 a request gets when its service or the token service cannot answer (UNAVAILABLE_RETRY_AFTER_SECONDS). */
+  retryAfterSeconds?: number;
   /** Largest request body in bytes (413 above it); 1 MiB when not given. */
   bodyLimitBytes?: number;
+  /** The gateway's own readiness: never a service behind it (one that is down answers 503 for its own routes). */
   isReady: () => boolean | Promise<boolean>;
   /** The OpenAPI document and reference page, served without a token; 404 when not given. */
   apiDescription?: ApiDescription;
 }
 
 const unauthenticated = () => new HttpError(401, 'Unauthenticated.', undefined, { 'WWW-Authenticate': 'Bearer realm="worklane"' });
-const unavailable = () => new HttpError(503, 'Service unavailable.');
 const methodNotAllowed = (allow: string) => new HttpError(405, 'Method not allowed.', undefined, { Allow: allow });
 const tooManyRequests = (seconds: number) => new HttpError(429, 'Too many requests.', undefined, { 'Retry-After': String(seconds) });
 
@@ -73,9 +87,11 @@ const isMetricsPath = (url: string) => /^\/metrics\/?$/i.test(url.split('?', 1)[
  * Everything else goes to the console, which authenticates with its own sessions.
  */
 export function createApp(deps: AppDeps): Express {
+  const retryAfterSeconds = deps.retryAfterSeconds ?? DEFAULT_RETRY_AFTER_SECONDS;
+  const unavailable = () => serviceUnavailable(retryAfterSeconds);
   const proxies: Partial<Record<Upstream, RequestHandler<IncomingMessage, ServerResponse>>> = {};
   for (const [service, target] of Object.entries(deps.upstreams) as [Upstream, string | undefined][]) {
-    if (target) proxies[service] = createServiceProxy({ service, target, agents: deps.agents, timeoutMs: deps.upstreamTimeoutMs, logger: deps.logger });
+    if (target) proxies[service] = createServiceProxy({ service, target, agents: deps.agents, timeoutMs: deps.upstreamTimeoutMs, retryAfterSeconds, logger: deps.logger });
   }
 
   const describeApi = deps.apiDescription ? apiDescriptionHandler(deps.apiDescription) : undefined;
@@ -100,11 +116,21 @@ export function createApp(deps: AppDeps): Express {
     const { identity } = authentication;
     res.locals.teamId = identity.teamId;
     // Whether or not that team exists: a token sees its own team only.
-    if (match.params.team !== String(identity.teamId)) throw forbidden();
-    const rate = takeEach([
+    // Every answer from here on tells the token where its allowances stand (RateLimit-* headers).
+    const allowances = [
       [deps.rateLimiter, identity.tokenId],
       [deps.teamRateLimiter, identity.teamId],
-    ]);
+    ] as const;
+    const tellAllowance = (decision?: Parameters<typeof rateLimitHeaders>[1]) => {
+      const headers = rateLimitHeaders(allowances, decision);
+      if (headers && !res.headersSent) res.set(headers);
+    };
+    if (match.params.team !== String(identity.teamId)) {
+      tellAllowance();
+      throw forbidden();
+    }
+    const rate = takeEach(allowances);
+    tellAllowance(rate);
     if (!rate.allowed) {
       await deps.refusalPacing?.hold(rate.waitMs);
       throw tooManyRequests(rate.retryAfterSeconds);
@@ -115,6 +141,8 @@ export function createApp(deps: AppDeps): Express {
         const extra = extraResponseUnits(bytes, unitBytes);
         deps.rateLimiter.spend(identity.tokenId, extra);
         deps.teamRateLimiter.spend(identity.teamId, extra);
+        // Called before the service's headers are passed on when it declared its length.
+        if (extra > 0) tellAllowance();
       });
     }
 
@@ -142,6 +170,7 @@ export function createApp(deps: AppDeps): Express {
     logger: deps.logger,
     metrics: deps.metrics,
     isReady: deps.isReady,
+    retryAfterSeconds,
     parseBodies: false,
     // One line per request at the edge; the services' own lines carry the same request id.
     accessLog: true,

@@ -1,8 +1,8 @@
-import { baseServiceSchema, grpcAddress, loadConfig, port, privateSigningKey, z } from '@worklane/config';
+import { baseServiceSchema, grpcAddress, loadConfig, port, privateSigningKey, unavailableSettings, z } from '@worklane/config';
 
 /**
  * An upstream's base URL. Unset or empty means the gateway runs without that service: its routes
- * answer 503 and readiness does not wait for it.
+ * answer 503. The gateway's readiness never depends on an upstream.
  */
 const serviceUrl = (name: string) =>
   z
@@ -14,6 +14,7 @@ const serviceUrl = (name: string) =>
 
 export const configSchema = z.object({
   ...baseServiceSchema('gateway'),
+  ...unavailableSettings,
   HTTP_PORT: port(8080).describe('Public HTTP port: the API under /api/v1, the console elsewhere, /healthz, /readyz (metrics: METRICS_PORT)'),
   TOKEN_SERVICE_ADDR: grpcAddress().describe('host:port of the token gRPC service that authenticates every API request'),
   PROJECT_SERVICE_URL: serviceUrl('project'),

@@ -1,6 +1,6 @@
 import { config, runtime } from './instrumentation';
-import { createGrpcClient, createHealthChecker } from '@worklane/grpc';
-import { closeHttpServer, listen } from '@worklane/http';
+import { createGrpcClient } from '@worklane/grpc';
+import { closeHttpServer, listen, readiness } from '@worklane/http';
 import { exitOnStartupFailure, closeMetricsServer, serveMetrics } from '@worklane/observability';
 import { loadProto, type TokenProto } from '@worklane/proto';
 import { loadApiDescription } from './api-description';
@@ -8,14 +8,12 @@ import { createApp, type Upstream } from './app';
 import { TokenAuthenticator } from './authenticate';
 import { createAgents } from './proxy';
 import { RateLimiter, RefusalPacing } from './rate-limit';
-import { upstreamReadiness } from './readiness';
 
 async function main(): Promise<void> {
   const { logger, metrics, lifecycle, tracing } = runtime;
   const { TokenService } = loadProto<TokenProto>('token').worklane.token.v1;
   // One channel for every request: HTTP/2 multiplexes the calls.
   const tokenClient = createGrpcClient(TokenService, config.TOKEN_SERVICE_ADDR, { caller: 'gateway', signingKey: config.SIGNING_PRIVATE_KEY });
-  const tokenHealth = createHealthChecker(config.TOKEN_SERVICE_ADDR);
   const rateLimiter = new RateLimiter(config.RATE_LIMIT_PER_SECOND, config.RATE_LIMIT_BURST);
   const teamRateLimiter = new RateLimiter(config.RATE_LIMIT_TEAM_PER_SECOND, config.RATE_LIMIT_TEAM_BURST);
   const sweeper = setInterval(() => {
@@ -31,8 +29,6 @@ async function main(): Promise<void> {
     delivery: config.DELIVERY_SERVICE_URL,
     console: config.CONSOLE_SERVICE_URL,
   };
-  const serviceUrls = Object.values(upstreams).filter((url): url is string => url !== undefined);
-  const upstreamsReady = upstreamReadiness(tokenHealth, serviceUrls);
 
   const app = createApp({
     logger,
@@ -46,8 +42,11 @@ async function main(): Promise<void> {
     upstreams,
     agents,
     upstreamTimeoutMs: config.UPSTREAM_TIMEOUT_MS,
+    retryAfterSeconds: config.UNAVAILABLE_RETRY_AFTER_SECONDS,
     bodyLimitBytes: config.REQUEST_BODY_MAX_BYTES,
-    isReady: async () => lifecycle.ready && upstreamsReady(),
+    // Ready while it runs: it needs no database, and a service behind it that is down (the token
+    // service included) makes only the requests that need it answer 503, with Retry-After.
+    isReady: readiness({ lifecycle }),
     apiDescription: loadApiDescription(),
   });
   const server = await listen(app, config.HTTP_PORT, config.HOST);
@@ -58,7 +57,6 @@ async function main(): Promise<void> {
     .onShutdown('clients', () => {
       clearInterval(sweeper);
       tokenClient.close();
-      tokenHealth.close();
       agents.destroy();
     })
     .onShutdown('metrics', () => closeMetricsServer(metricsServer))

@@ -2,6 +2,7 @@ import { Agent as HttpAgent, type IncomingMessage, type ServerResponse } from 'n
 import { Agent as HttpsAgent } from 'node:https';
 import type { Socket } from 'node:net';
 import { createProxyMiddleware, proxyEventsPlugin, type RequestHandler } from 'http-proxy-middleware';
+import { writeServiceUnavailable } from '@worklane/http';
 import type { Logger } from '@worklane/observability';
 
 /** Bodies the gateway has read and checked, to be sent to the service byte for byte. */
@@ -47,14 +48,23 @@ export function createAgents(): Agents {
   return { http, https, destroy: () => (http.destroy(), https.destroy()) };
 }
 
-const UNAVAILABLE_BODY = JSON.stringify({ message: 'Service unavailable.', code: 'service_unavailable' });
-
 /**
- * A proxy to one service. Failures to reach it (refused, reset, timed out) answer 503 with the
- * API's JSON error; once the service has started answering, a broken response is cut off rather
- * than completed with something else.
+ * A proxy to one service. Failures to reach it (refused, reset, no answer within `timeoutMs`)
+ * answer the API's one 503 (service_unavailable, Retry-After: `retryAfterSeconds`), for this
+ * service's routes only; once the service has started answering, a broken response is cut off
+ * rather than completed with something else.
  */
-export function createServiceProxy(options: { service: string; target: string; agents: Agents; timeoutMs: number; logger: Logger }): RequestHandler<IncomingMessage, ServerResponse> {
+export function createServiceProxy(options: {
+  service: string;
+  target: string;
+  agents: Agents;
+  timeoutMs: number;
+  retryAfterSeconds: number;
+  logger: Logger;
+}): RequestHandler<IncomingMessage, ServerResponse> {
+  // Once a second at most: an outage fails every request to the service, and one line says so.
+  let lastWarning = 0;
+  let failures = 0;
   return createProxyMiddleware<IncomingMessage, ServerResponse>({
     target: options.target,
     agent: options.target.startsWith('https:') ? options.agents.https : options.agents.http,
@@ -73,14 +83,15 @@ export function createServiceProxy(options: { service: string; target: string; a
         if (meter) measure(proxyRes, meter);
       },
       error(error, req, res) {
-        const code = (error as NodeJS.ErrnoException).code;
-        options.logger.warn({ upstream: options.service, code, method: req.method, url: req.url }, 'service unreachable');
-        if ('setHeader' in res && !res.headersSent) {
-          res.writeHead(503, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(UNAVAILABLE_BODY) });
-          res.end(UNAVAILABLE_BODY);
-        } else {
-          (res as ServerResponse | Socket).destroy();
+        failures += 1;
+        if (Date.now() - lastWarning >= 1_000) {
+          const code = (error as NodeJS.ErrnoException).code;
+          options.logger.warn({ upstream: options.service, code, method: req.method, url: req.url, failures }, 'service unreachable; answering 503');
+          lastWarning = Date.now();
+          failures = 0;
         }
+        if ('setHeader' in res) writeServiceUnavailable(res, options.retryAfterSeconds);
+        else (res as Socket).destroy();
       },
     },
   });

@@ -20,7 +20,7 @@ import { apiDescriptionHandler, type ApiDescription } from './api-description';
 import type { TokenAuthenticator } from './authenticate';
 import { readJsonBody } from './body';
 import { createServiceProxy, forwardBody, meterResponse, type Agents } from './proxy';
-import { extraResponseUnits, rateLimitHeaders, takeEach, type RateLimiter, type RefusalPacing } from './rate-limit';
+import { extraResponseUnits, takeEach, type RateLimiter, type RefusalPacing } from './rate-limit';
 
 export type Upstream = ApiUpstream | 'console';
 
@@ -116,21 +116,11 @@ export function createApp(deps: AppDeps): Express {
     const { identity } = authentication;
     res.locals.teamId = identity.teamId;
     // Whether or not that team exists: a token sees its own team only.
-    // Every answer from here on tells the token where its allowances stand (RateLimit-* headers).
-    const allowances = [
+    if (match.params.team !== String(identity.teamId)) throw forbidden();
+    const rate = takeEach([
       [deps.rateLimiter, identity.tokenId],
       [deps.teamRateLimiter, identity.teamId],
-    ] as const;
-    const tellAllowance = (decision?: Parameters<typeof rateLimitHeaders>[1]) => {
-      const headers = rateLimitHeaders(allowances, decision);
-      if (headers && !res.headersSent) res.set(headers);
-    };
-    if (match.params.team !== String(identity.teamId)) {
-      tellAllowance();
-      throw forbidden();
-    }
-    const rate = takeEach(allowances);
-    tellAllowance(rate);
+    ]);
     if (!rate.allowed) {
       await deps.refusalPacing?.hold(rate.waitMs);
       throw tooManyRequests(rate.retryAfterSeconds);
@@ -141,8 +131,6 @@ export function createApp(deps: AppDeps): Express {
         const extra = extraResponseUnits(bytes, unitBytes);
         deps.rateLimiter.spend(identity.tokenId, extra);
         deps.teamRateLimiter.spend(identity.teamId, extra);
-        // Called before the service's headers are passed on when it declared its length.
-        if (extra > 0) tellAllowance();
       });
     }
 

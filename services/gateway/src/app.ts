@@ -20,7 +20,7 @@ import { apiDescriptionHandler, type ApiDescription } from './api-description';
 import type { TokenAuthenticator } from './authenticate';
 import { readJsonBody } from './body';
 import { createServiceProxy, forwardBody, meterResponse, type Agents } from './proxy';
-import { extraResponseUnits, takeEach, type RateLimiter, type RefusalPacing } from './rate-limit';
+import { extraResponseUnits, rateLimitHeaders, takeEach, type RateLimiter, type RefusalPacing } from './rate-limit';
 
 export type Upstream = ApiUpstream | 'console';
 
@@ -82,7 +82,8 @@ const isMetricsPath = (url: string) => /^\/metrics\/?$/i.test(url.split('?', 1)[
 /**
  * The public entry point. Under /api: the API's description without a token (PUBLIC_API_ROUTES), route table (404, 405), authentication of every request by
  * the token service (401, 503 when it cannot answer), the token's team (403), the rate of the token and of its team (429,
- * answered once the allowance has room again when refusalPacing is given; a large response spends more of it afterwards),
+ * answered once the allowance has room again when refusalPacing is given; a large response spends more of it afterwards;
+ * every answer after authentication carries RateLimit-Limit, -Remaining and -Reset of the tighter allowance),
  * body checks (400, 413, 415), then the request goes to its service with a signed identity.
  * Everything else goes to the console, which authenticates with its own sessions.
  */
@@ -116,11 +117,21 @@ export function createApp(deps: AppDeps): Express {
     const { identity } = authentication;
     res.locals.teamId = identity.teamId;
     // Whether or not that team exists: a token sees its own team only.
-    if (match.params.team !== String(identity.teamId)) throw forbidden();
-    const rate = takeEach([
+    // Every answer from here on tells the token where its allowances stand (RateLimit-* headers).
+    const allowances = [
       [deps.rateLimiter, identity.tokenId],
       [deps.teamRateLimiter, identity.teamId],
-    ]);
+    ] as const;
+    const tellAllowance = (decision?: Parameters<typeof rateLimitHeaders>[1]) => {
+      const headers = rateLimitHeaders(allowances, decision);
+      if (headers && !res.headersSent) res.set(headers);
+    };
+    if (match.params.team !== String(identity.teamId)) {
+      tellAllowance();
+      throw forbidden();
+    }
+    const rate = takeEach(allowances);
+    tellAllowance(rate);
     if (!rate.allowed) {
       await deps.refusalPacing?.hold(rate.waitMs);
       throw tooManyRequests(rate.retryAfterSeconds);
@@ -131,6 +142,8 @@ export function createApp(deps: AppDeps): Express {
         const extra = extraResponseUnits(bytes, unitBytes);
         deps.rateLimiter.spend(identity.tokenId, extra);
         deps.teamRateLimiter.spend(identity.teamId, extra);
+        // Called before the service's headers are passed on when it declared its length.
+        if (extra > 0) tellAllowance();
       });
     }
 

@@ -27,13 +27,13 @@ export const configSchema = z.object({
     .number()
     .min(0)
     .default(100)
-    .describe('Sustained API requests per second allowed per token on each gateway replica; 0 turns rate limiting off'),
+    .describe('Sustained API requests per second allowed per token, all gateway replicas together (RATE_LIMIT_SYNC_INTERVAL_MS); 0 turns rate limiting off'),
   RATE_LIMIT_BURST: z.coerce.number().int().min(1).default(200).describe('Requests a token may make at once before the sustained rate applies'),
   RATE_LIMIT_TEAM_PER_SECOND: z.coerce
     .number()
     .min(0)
     .default(100)
-    .describe("Sustained API requests per second allowed per team on each gateway replica, all of the team's tokens together; 0 turns the team limit off"),
+    .describe("Sustained API requests per second allowed per team, all of the team's tokens and all gateway replicas together; 0 turns the team limit off"),
   RATE_LIMIT_TEAM_BURST: z.coerce.number().int().min(1).default(200).describe('Requests a team may make at once before its sustained rate applies'),
   RATE_LIMIT_RESPONSE_UNIT_BYTES: z.coerce
     .number()
@@ -54,6 +54,22 @@ export const configSchema = z.object({
     .min(0)
     .default(1_000)
     .describe('Most 429s held back at once on a replica (RATE_LIMIT_REFUSAL_DELAY_MAX_MS); beyond it refusals are answered at once'),
+  RATE_LIMIT_SYNC_INTERVAL_MS: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(60_000)
+    .default(200)
+    .describe(
+      'How often each replica sends the token service what each token and team spent on it and takes back the level all replicas share; requests are still decided locally. Replicas together overshoot a rate by at most what they allow in one interval. 0 keeps the limits per replica',
+    ),
+  RATE_LIMIT_SYNC_TIMEOUT_MS: z.coerce
+    .number()
+    .int()
+    .min(50)
+    .max(30_000)
+    .default(1_000)
+    .describe('Deadline of one rate-limit sync call; a sync that fails leaves the replica limiting on its own until the next one succeeds'),
   GATEWAY_AUTH_CACHE_TTL_MS: z.coerce
     .number()
     .int()

@@ -8,6 +8,7 @@ import { createApp, type Upstream } from './app';
 import { TokenAuthenticator } from './authenticate';
 import { createAgents } from './proxy';
 import { RateLimiter, RefusalPacing } from './rate-limit';
+import { RateLimitSync } from './rate-limit-sync';
 
 async function main(): Promise<void> {
   const { logger, metrics, lifecycle, tracing } = runtime;
@@ -16,6 +17,18 @@ async function main(): Promise<void> {
   const tokenClient = createGrpcClient(TokenService, config.TOKEN_SERVICE_ADDR, { caller: 'gateway', signingKey: config.SIGNING_PRIVATE_KEY });
   const rateLimiter = new RateLimiter(config.RATE_LIMIT_PER_SECOND, config.RATE_LIMIT_BURST);
   const teamRateLimiter = new RateLimiter(config.RATE_LIMIT_TEAM_PER_SECOND, config.RATE_LIMIT_TEAM_BURST);
+  // Shared by every replica through the token service, unless RATE_LIMIT_SYNC_INTERVAL_MS is 0.
+  const rateLimitSync =
+    config.RATE_LIMIT_SYNC_INTERVAL_MS > 0
+      ? new RateLimitSync({
+          client: tokenClient,
+          limiters: { token: rateLimiter, team: teamRateLimiter },
+          intervalMs: config.RATE_LIMIT_SYNC_INTERVAL_MS,
+          timeoutMs: config.RATE_LIMIT_SYNC_TIMEOUT_MS,
+          logger,
+          registry: metrics.registry,
+        })
+      : undefined;
   const sweeper = setInterval(() => {
     rateLimiter.sweep();
     teamRateLimiter.sweep();
@@ -50,10 +63,12 @@ async function main(): Promise<void> {
     apiDescription: loadApiDescription(),
   });
   const server = await listen(app, config.HTTP_PORT, config.HOST);
+  rateLimitSync?.start();
   const metricsServer = await serveMetrics(metrics, config.METRICS_PORT, config.HOST);
 
   lifecycle
     .onShutdown('http', () => closeHttpServer(server))
+    .onShutdown('rate limit sync', async () => void (await rateLimitSync?.stop(config.RATE_LIMIT_SYNC_TIMEOUT_MS)))
     .onShutdown('clients', () => {
       clearInterval(sweeper);
       tokenClient.close();

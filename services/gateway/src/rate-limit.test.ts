@@ -1,4 +1,4 @@
-import { RateLimiter, RefusalPacing, extraResponseUnits, takeEach } from './rate-limit';
+import { RateLimiter, RefusalPacing, extraResponseUnits, rateLimitHeaders, takeEach } from './rate-limit';
 
 function limiter(rate: number, burst: number) {
   let clock = 1000;
@@ -122,5 +122,89 @@ describe('RefusalPacing', () => {
     // Nothing to wait for, or pacing off.
     await new RefusalPacing(0, 10).hold(10_000);
     await pacing.hold(0);
+  });
+});
+
+describe('shared allowance', () => {
+  it('reports what each key spent since the last report, and the keys that only want the shared level', () => {
+    const { instance, advance } = limiter(1, 10);
+    instance.share();
+    instance.take(1);
+    instance.spend(1, 2);
+    instance.take(2);
+    expect([...instance.takeUsage()]).toEqual([
+      [1, 3],
+      [2, 1],
+    ]);
+    // Nothing spent since: both still have a bucket and ask for their level.
+    expect([...instance.takeUsage()]).toEqual([
+      [1, 0],
+      [2, 0],
+    ]);
+    advance(60);
+    instance.sweep();
+    expect([...instance.takeUsage()]).toEqual([]);
+  });
+
+  it('takes the shared level less what it spent since it sent its report', () => {
+    const { instance } = limiter(0.001, 10);
+    instance.share();
+    instance.take(1);
+    const sent = instance.takeUsage();
+    instance.take(1);
+    instance.take(1);
+    // Other replicas spent 6: the shared bucket holds 10 - 1 - 6 = 3, of which 2 are already gone here.
+    instance.applyShared(1, 3);
+    expect(instance.state(1)?.remaining).toBe(1);
+    expect(sent.get(1)).toBe(1);
+    expect(instance.takeUsage().get(1)).toBe(2);
+  });
+
+  it('gives back what a failed sync could not report, and keeps it until reported', () => {
+    const { instance, advance } = limiter(100, 10);
+    instance.share();
+    instance.take(1);
+    const usage = instance.takeUsage();
+    instance.returnUsage(usage);
+    advance(60);
+    instance.sweep();
+    expect(instance.size).toBe(1);
+    expect(instance.takeUsage().get(1)).toBe(1);
+  });
+
+  it('counts nothing for a sync unless shared', () => {
+    const { instance } = limiter(1, 10);
+    instance.take(1);
+    expect(instance.takeUsage().size).toBe(0);
+  });
+});
+
+describe('rateLimitHeaders', () => {
+  it('tells the allowance with fewest units left: its burst, whole units left and seconds until full', () => {
+    const perToken = limiter(10, 100);
+    const perTeam = limiter(2, 20);
+    const allowances = [
+      [perToken.instance, 1],
+      [perTeam.instance, 7],
+    ] as const;
+    expect(takeEach(allowances).allowed).toBe(true);
+    expect(rateLimitHeaders(allowances)).toEqual({ 'RateLimit-Limit': '20', 'RateLimit-Remaining': '19', 'RateLimit-Reset': '1' });
+    perTeam.instance.spend(7, 9);
+    expect(rateLimitHeaders(allowances)).toEqual({ 'RateLimit-Limit': '20', 'RateLimit-Remaining': '10', 'RateLimit-Reset': '5' });
+    perToken.instance.spend(1, 95);
+    expect(rateLimitHeaders(allowances)).toEqual({ 'RateLimit-Limit': '100', 'RateLimit-Remaining': '4', 'RateLimit-Reset': '10' });
+  });
+
+  it('on a refusal says 0 left and resets when Retry-After says', () => {
+    const { instance } = limiter(0.5, 1);
+    const allowances = [[instance, 1]] as const;
+    takeEach(allowances);
+    const refusal = takeEach(allowances);
+    expect(refusal.allowed).toBe(false);
+    expect(rateLimitHeaders(allowances, refusal)).toEqual({ 'RateLimit-Limit': '1', 'RateLimit-Remaining': '0', 'RateLimit-Reset': '2' });
+  });
+
+  it('says nothing when no allowance limits', () => {
+    expect(rateLimitHeaders([[limiter(0, 1).instance, 1]])).toBeUndefined();
   });
 });

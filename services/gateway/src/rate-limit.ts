@@ -7,12 +7,26 @@ export type RateDecision =
 
 const ALLOWED: RateDecision = { allowed: true };
 
+/** What the RateLimit-* headers say about one allowance of one key. */
+export interface AllowanceState {
+  /** The burst: the most the allowance holds. */
+  limit: number;
+  /** Whole units left now. */
+  remaining: number;
+  /** Seconds until the allowance is full again (0 when it is). */
+  resetSeconds: number;
+}
+
 /**
- * Per-key token buckets: `burst` requests at once, refilled at `ratePerSecond`. State is per
- * process, so with N gateway replicas a token may make up to N times the rate.
+ * Per-key token buckets: `burst` requests at once, refilled at `ratePerSecond`. Every decision is
+ * taken here, from this process's buckets. Alone, with N gateway replicas a token may make up to
+ * N times the rate; once shared (RateLimitSync), the replicas report what each key spent and take
+ * the level of a bucket they all share, so together they allow the configured rate.
  */
 export class RateLimiter {
   private readonly buckets: TokenBuckets;
+  /** Units spent per key since the last sync took them; counted only once shared. */
+  private unsynced: Map<number, number> | undefined;
 
   constructor(ratePerSecond: number, burst: number, /** Seconds on a monotonic clock. */ now?: () => number) {
     this.buckets = new TokenBuckets(ratePerSecond, burst, now);
@@ -20,6 +34,11 @@ export class RateLimiter {
 
   get enabled(): boolean {
     return this.buckets.enabled;
+  }
+
+  /** The refill rate per second and the burst. */
+  get allowance(): { perSecond: number; burst: number } {
+    return this.buckets.allowance;
   }
 
   /** Spends one request of `key`'s allowance, or says how long until one is available. */
@@ -41,12 +60,57 @@ export class RateLimiter {
    * a large response. It may leave the allowance in debt, which the refill pays back first.
    */
   spend(key: number, units = 1): void {
-    if (this.enabled && units > 0) this.buckets.spend(key, units);
+    if (!this.enabled || units <= 0) return;
+    this.buckets.spend(key, units);
+    this.unsynced?.set(key, (this.unsynced.get(key) ?? 0) + units);
   }
 
-  /** Forgets buckets that have refilled: a full bucket and no bucket mean the same. */
+  /** The allowance of `key` as the RateLimit-* headers tell it; undefined when there is no limit. */
+  state(key: number): AllowanceState | undefined {
+    if (!this.enabled) return undefined;
+    const level = this.buckets.level(key);
+    const { perSecond, burst } = this.allowance;
+    return { limit: burst, remaining: Math.max(0, Math.floor(level)), resetSeconds: level >= burst ? 0 : Math.ceil((burst - level) / perSecond) };
+  }
+
+  /** From now on, counts what each key spends, for takeUsage (RateLimitSync calls it). */
+  share(): void {
+    if (this.enabled) this.unsynced ??= new Map();
+  }
+
+  /**
+   * What each key spent since the previous call, for every key with a bucket here (0 for those
+   * that only want to learn the shared level); the count starts again from nothing.
+   */
+  takeUsage(): Map<number, number> {
+    if (!this.unsynced) return new Map();
+    const usage = this.unsynced;
+    this.unsynced = new Map();
+    for (const key of this.buckets.keys()) if (!usage.has(key)) usage.set(key, 0);
+    return usage;
+  }
+
+  /** Gives back spending a failed sync could not report; the next sync reports it. */
+  returnUsage(usage: Iterable<readonly [number, number]>): void {
+    if (!this.unsynced) return;
+    for (const [key, spent] of usage) if (spent > 0) this.unsynced.set(key, (this.unsynced.get(key) ?? 0) + spent);
+  }
+
+  /**
+   * Takes `level`, the level of `key`'s shared bucket once the usage sent was taken from it, less
+   * what this replica spent since it sent that usage.
+   */
+  applyShared(key: number, level: number): void {
+    if (this.enabled) this.buckets.set(key, level - (this.unsynced?.get(key) ?? 0));
+  }
+
+  /**
+   * Forgets buckets that have refilled: a full bucket and no bucket mean the same. Keys whose
+   * spending a sync has not reported yet stay.
+   */
   sweep(): void {
-    this.buckets.sweep();
+    const unsynced = this.unsynced;
+    this.buckets.sweep(unsynced ? (key) => unsynced.has(key) : undefined);
   }
 
   get size(): number {
@@ -68,6 +132,32 @@ export function takeEach(allowances: readonly (readonly [RateLimiter, number])[]
   if (refused) return refused;
   for (const [limiter, key] of allowances) limiter.spend(key);
   return ALLOWED;
+}
+
+/** The draft IETF RateLimit header fields, sent on every API response that passed authentication. */
+export const RATE_LIMIT_HEADERS = { limit: 'RateLimit-Limit', remaining: 'RateLimit-Remaining', reset: 'RateLimit-Reset' } as const;
+
+/**
+ * The RateLimit-* headers for a request counted against several allowances: those of the one
+ * closest to its limit (fewest units left; of two with as few, the one further from full).
+ * `RateLimit-Limit` is its burst, `RateLimit-Remaining` the whole units left, `RateLimit-Reset`
+ * the seconds until it is full again; on a refusal, the seconds of its Retry-After instead, the
+ * moment the next request may go through. None when no allowance limits anything.
+ */
+export function rateLimitHeaders(allowances: readonly (readonly [RateLimiter, number])[], refusal?: RateDecision): Record<string, string> | undefined {
+  let tightest: AllowanceState | undefined;
+  for (const [limiter, key] of allowances) {
+    const state = limiter.state(key);
+    if (!state) continue;
+    if (!tightest || state.remaining < tightest.remaining || (state.remaining === tightest.remaining && state.resetSeconds > tightest.resetSeconds)) tightest = state;
+  }
+  if (!tightest) return undefined;
+  const refused = refusal && !refusal.allowed ? refusal : undefined;
+  return {
+    [RATE_LIMIT_HEADERS.limit]: String(tightest.limit),
+    [RATE_LIMIT_HEADERS.remaining]: String(refused ? 0 : tightest.remaining),
+    [RATE_LIMIT_HEADERS.reset]: String(refused ? refused.retryAfterSeconds : tightest.resetSeconds),
+  };
 }
 
 /**

@@ -7,6 +7,7 @@ import type { Logger, ServiceMetrics } from '@worklane/observability';
 import { loadProto, type TokenProto } from '@worklane/proto';
 import type { SessionLifetime } from './data/sessions';
 import { accountServiceHandlers } from './rpc/account-service';
+import { syncRateLimitsHandler } from './rpc/rate-limits';
 import { tokenServiceHandlers } from './rpc/token-service';
 
 export interface AppDeps {
@@ -23,12 +24,13 @@ export interface AppDeps {
   maxTokensPerTeam?: number;
 }
 
-/** Who may call each method: only the gateway authenticates API tokens; the console and the CLI manage them. */
+/** Who may call each method: only the gateway authenticates API tokens and shares rate limits; the console and the CLI manage tokens. */
 export const TOKEN_SERVICE_CALLERS = {
   Authenticate: ['gateway'],
   CreateToken: ['console', 'cli'],
   ListTokens: ['console', 'cli'],
   RevokeToken: ['console', 'cli'],
+  SyncRateLimits: ['gateway'],
 } as const;
 
 /** Sign-in and sessions are the console's; the issue service reads memberships (assignees). */
@@ -57,7 +59,10 @@ export function createApp(deps: AppDeps): TokenApp {
   const grpc = createGrpcServer({ logger: deps.logger, metrics: deps.metrics, callers: deps.publicKeys });
   grpc.addService(
     v1.TokenService.service,
-    tokenServiceHandlers({ pool: deps.pool, logger: deps.logger, maxLeaseMs: deps.tokenCacheMaxTtlMs ?? 1_000, maxTokensPerTeam: deps.maxTokensPerTeam ?? 100 }),
+    {
+      ...tokenServiceHandlers({ pool: deps.pool, logger: deps.logger, maxLeaseMs: deps.tokenCacheMaxTtlMs ?? 1_000, maxTokensPerTeam: deps.maxTokensPerTeam ?? 100 }),
+      SyncRateLimits: syncRateLimitsHandler(deps.pool),
+    },
     TOKEN_SERVICE_CALLERS,
   );
   grpc.addService(v1.AccountService.service, accountServiceHandlers({ pool: deps.pool, sessionLifetime: deps.sessionLifetime }), ACCOUNT_SERVICE_CALLERS);

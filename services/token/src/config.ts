@@ -23,6 +23,13 @@ export const configSchema = z
       .default(1_000)
       .describe('Longest a gateway may cache an authenticated token (the lease granted); revoking a token waits up to this long; 0 grants no leases'),
     TEAM_MAX_API_TOKENS: teamQuota(100, 'API tokens'),
+    RATE_LIMIT_SWEEP_INTERVAL_MS: z.coerce
+      .number()
+      .int()
+      .min(1_000)
+      .max(3_600_000)
+      .default(60_000)
+      .describe("How often the gateways' shared API rate-limit buckets that have refilled are deleted, so the table holds only the tokens and teams in use"),
   })
   .refine((config) => config.SESSION_IDLE_TIMEOUT_SECONDS <= config.SESSION_ABSOLUTE_TIMEOUT_SECONDS, {
     message: 'must not be longer than SESSION_ABSOLUTE_TIMEOUT_SECONDS',

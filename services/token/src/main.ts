@@ -6,6 +6,7 @@ import { openServiceDatabase, pingDatabase } from '@worklane/db';
 import { closeHttpServer, listen, readiness } from '@worklane/http';
 import { exitOnStartupFailure, closeMetricsServer, serveMetrics } from '@worklane/observability';
 import { createApp } from './app';
+import { RateLimitSweep } from './data/rate-limit-sweep';
 
 const MIGRATIONS = join(__dirname, '..', 'migrations');
 
@@ -24,12 +25,15 @@ async function main(): Promise<void> {
     tokenCacheMaxTtlMs: config.TOKEN_CACHE_MAX_TTL_MS,
     maxTokensPerTeam: config.TEAM_MAX_API_TOKENS,
   });
+  const rateLimitSweep = new RateLimitSweep({ db: pool, logger, intervalMs: config.RATE_LIMIT_SWEEP_INTERVAL_MS, registry: metrics.registry });
   const grpcPort = await app.grpc.listen(config.HOST, config.GRPC_PORT);
+  rateLimitSweep.start();
   const server = await listen(app.ops, config.HTTP_PORT, config.HOST);
   const metricsServer = await serveMetrics(metrics, config.METRICS_PORT, config.HOST);
 
   lifecycle
     .onShutdown('grpc', () => app.grpc.shutdown())
+    .onShutdown('rate limit sweep', async () => void (await rateLimitSweep.stop()))
     .onShutdown('http', () => closeHttpServer(server))
     .onShutdown('database', () => pool.end())
     .onShutdown('metrics', () => closeMetricsServer(metricsServer))

@@ -1,6 +1,7 @@
 import { baseServiceSchema, databaseSchema, grpcAddress, loadConfig, port, privateSigningKey, publicKeysSchema, z } from '@worklane/config';
 import { inputLimitSettings } from '@worklane/config';
 import { pagingSettings } from '@worklane/config';
+import { unavailableSettings } from '@worklane/config';
 import { streamSettingsSchema } from '@worklane/messaging';
 import { DEFAULT_RETRY_SCHEDULE, parseRetrySchedule, receiverAddressSettings } from '@worklane/webhooks';
 
@@ -13,6 +14,7 @@ export const configSchema = z.object({
   ...baseServiceSchema('delivery'),
   ...databaseSchema('delivery'),
   ...inputLimitSettings,
+  ...unavailableSettings,
   HTTP_PORT: port(8084).describe('HTTP port of the delivery log API, /healthz and /readyz (metrics: METRICS_PORT)'),
   SIGNING_PRIVATE_KEY: privateSigningKey().describe("This service's own Ed25519 private key (PKCS#8 PEM): signs its gRPC calls and, on the gateway and console, the caller identities they forward; no other service holds it"),
   ...publicKeysSchema(IDENTITY_ISSUERS),

@@ -154,6 +154,7 @@ async function main(): Promise<void> {
 
   const app = createApp({
     inputLimits: inputLimitsFrom(config),
+    retryAfterSeconds: config.UNAVAILABLE_RETRY_AFTER_SECONDS,
     logger,
     metrics,
     identityIssuers: publicKeysOf(config, IDENTITY_ISSUERS),

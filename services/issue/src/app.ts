@@ -8,6 +8,8 @@ import { issueRoutes, type IssueRouteDeps } from './routes/issues';
 export interface AppDeps extends IssueRouteDeps {
   /** Query limits and how much of a 422 is listed (the HTTP_MAX_* settings). */
   inputLimits?: Partial<InputLimits>;
+  /** Retry-After of the 503 answered when a dependency is unavailable (UNAVAILABLE_RETRY_AFTER_SECONDS). */
+  retryAfterSeconds?: number;
   logger: Logger;
   metrics: ServiceMetrics;
   /** Public keys of the principals that mint caller identities (gateway, console). */
@@ -20,6 +22,7 @@ export function createApp(deps: AppDeps): Express {
   return createServiceApp({
     logger: deps.logger,
     inputLimits: deps.inputLimits,
+    retryAfterSeconds: deps.retryAfterSeconds,
     metrics: deps.metrics,
     identityIssuers: deps.identityIssuers,
     isReady: deps.isReady,

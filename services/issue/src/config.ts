@@ -1,6 +1,7 @@
 import { baseServiceSchema, databaseSchema, grpcAddress, loadConfig, port, privateSigningKey, publicKeysSchema, z } from '@worklane/config';
 import { inputLimitSettings } from '@worklane/config';
 import { pagingSettings } from '@worklane/config';
+import { unavailableSettings } from '@worklane/config';
 import { streamSettingsSchema } from '@worklane/messaging';
 
 /** Who may sign the caller identity of an API request. */
@@ -10,6 +11,7 @@ export const configSchema = z.object({
   ...baseServiceSchema('issue'),
   ...databaseSchema('issue'),
   ...inputLimitSettings,
+  ...unavailableSettings,
   HTTP_PORT: port(8083).describe('HTTP port of the API, /healthz and /readyz (metrics: METRICS_PORT)'),
   SIGNING_PRIVATE_KEY: privateSigningKey().describe("This service's own Ed25519 private key (PKCS#8 PEM): signs its gRPC calls and, on the gateway and console, the caller identities they forward; no other service holds it"),
   ...publicKeysSchema(IDENTITY_ISSUERS),

@@ -14,6 +14,8 @@ import { projectDirectoryHandlers } from './rpc/project-directory';
 export interface AppDeps {
   /** Query limits and how much of a 422 is listed (the HTTP_MAX_* settings). */
   inputLimits?: Partial<InputLimits>;
+  /** Retry-After of the 503 answered when a dependency is unavailable (UNAVAILABLE_RETRY_AFTER_SECONDS). */
+  retryAfterSeconds?: number;
   pool: Pool;
   logger: Logger;
   metrics: ServiceMetrics;
@@ -54,6 +56,7 @@ export function createApp(deps: AppDeps): ProjectApp {
   const http = createServiceApp({
     logger: deps.logger,
     inputLimits: deps.inputLimits,
+    retryAfterSeconds: deps.retryAfterSeconds,
     metrics: deps.metrics,
     isReady: deps.isReady,
     identityIssuers: identityIssuersOf(deps.publicKeys),

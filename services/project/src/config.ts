@@ -9,6 +9,7 @@ import {
   port,
   publicKeysSchema,
   teamQuota,
+  unavailableSettings,
   z,
 } from '@worklane/config';
 
@@ -19,6 +20,7 @@ export const configSchema = z.object({
   ...baseServiceSchema('project'),
   ...databaseSchema('project'),
   ...inputLimitSettings,
+  ...unavailableSettings,
   HTTP_PORT: port(8081).describe('HTTP port of the API, /healthz and /readyz (metrics: METRICS_PORT)'),
   GRPC_PORT: port(7002).describe('Port of the internal ProjectDirectory gRPC service'),
   ...publicKeysSchema(TRUSTED_PRINCIPALS),

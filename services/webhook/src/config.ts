@@ -10,6 +10,7 @@ import {
   publicKeysSchema,
   secretKey,
   teamQuota,
+  unavailableSettings,
   z,
 } from '@worklane/config';
 import { receiverAddressSettings } from '@worklane/webhooks';
@@ -21,6 +22,7 @@ export const configSchema = z.object({
   ...baseServiceSchema('webhook'),
   ...databaseSchema('webhook'),
   ...inputLimitSettings,
+  ...unavailableSettings,
   HTTP_PORT: port(8082).describe('HTTP port of the API, /healthz and /readyz (metrics: METRICS_PORT)'),
   GRPC_PORT: port(7003).describe('Port of the internal WebhookDirectory gRPC service'),
   ...publicKeysSchema(TRUSTED_PRINCIPALS),

@@ -32,6 +32,7 @@ async function main(): Promise<void> {
 
   const app = createApp({
     inputLimits: inputLimitsFrom(config),
+    retryAfterSeconds: config.UNAVAILABLE_RETRY_AFTER_SECONDS,
     pool,
     logger,
     metrics,

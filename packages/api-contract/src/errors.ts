@@ -7,6 +7,7 @@ import { z } from 'zod';
  */
 export const ERROR_CODES = {
   bad_request: { status: 400, description: 'The request is malformed: the body is not valid JSON, or the target is not a path.' },
+  idempotency_key_invalid: { status: 400, description: 'The `Idempotency-Key` header is not 1 to 255 printable ASCII characters.' },
   unauthenticated: { status: 401, description: 'The bearer token is missing, malformed, unknown or revoked.' },
   forbidden: { status: 403, description: 'The `{team}` of the path is not the team of the token.' },
   not_found: { status: 404, description: 'No such route, or no such resource in the team, organization or project (ids that are not positive integers too).' },
@@ -15,9 +16,11 @@ export const ERROR_CODES = {
   webhook_deleted: { status: 409, description: 'A redelivery whose webhook has been deleted.' },
   event_dead_lettered: { status: 409, description: 'A redelivery of an event that was dead-lettered: it was never published.' },
   quota_exceeded: { status: 409, description: 'A create that would take the team past one of its quotas; `limit` says which number.' },
+  idempotency_key_in_use: { status: 409, description: 'A POST with the same `Idempotency-Key` is still being processed; retry once it has finished (`Retry-After`).' },
   payload_too_large: { status: 413, description: 'The request body is larger than the limit (1 MiB by default).' },
   unsupported_media_type: { status: 415, description: 'The request body is not JSON (`Content-Type: application/json`, UTF-8, not compressed).' },
   validation_failed: { status: 422, description: 'A field or query parameter is invalid; `errors` lists the messages per field.' },
+  idempotency_key_reused: { status: 422, description: 'The `Idempotency-Key` was already used for this operation with another path or body; a new request needs a new key.' },
   rate_limited: { status: 429, description: 'The token or its team made too many requests; `Retry-After` says when to retry.' },
   server_error: { status: 500, description: 'An unexpected failure; it is logged with the request id.' },
   service_unavailable: { status: 503, description: 'A service the request needs cannot answer right now; retry later.' },

@@ -111,4 +111,5 @@ export {
   type Signer,
 } from './keys';
 export { inputLimitSettings, listPageLimits, pagingSettings, teamQuota } from './limits';
+export { idempotencyLimits, idempotencySettings, type IdempotencyLimits } from './idempotency';
 export { DEFAULT_RETRY_AFTER_SECONDS, unavailableSettings } from './unavailable';

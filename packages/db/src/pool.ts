@@ -46,6 +46,13 @@ export async function pingDatabase(pool: Queryable): Promise<boolean> {
   return true;
 }
 
+/**
+ * More work to commit together with a write: it runs in the write's transaction, after the write
+ * (with what it wrote), and rolls the write back by throwing. The record of an idempotent
+ * request's answer is one (@worklane/http's idempotency).
+ */
+export type InSameTransaction<T> = (client: Queryable, written: T) => Promise<void>;
+
 /** Runs `work` in one transaction: committed when it resolves, rolled back when it throws. */
 export async function withTransaction<T>(pool: pg.Pool, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
   const client = await pool.connect();

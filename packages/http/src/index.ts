@@ -38,3 +38,26 @@ export {
 } from './paging';
 export { QUOTA_EXCEEDED, QuotaExceededHttpError, quotaAnswer, withQuotaAnswer } from './quota';
 export { TokenBuckets } from './token-buckets';
+export { idempotentPosts, createdAnswer, type CreatedAnswer, type IdempotencyOptions } from './idempotency/middleware';
+export { serviceIdempotency, type ServiceIdempotency } from './idempotency/service';
+export {
+  IDEMPOTENCY_KEY_HEADER,
+  IDEMPOTENCY_KEY_MAX_LENGTH,
+  IDEMPOTENCY_KEY_PATTERN,
+  IDEMPOTENT_REPLAYED_HEADER,
+  canonicalJson,
+  idempotencyKeyOf,
+  requestFingerprint,
+} from './idempotency/request';
+export {
+  IdempotencyKeyRetention,
+  IdempotencyKeys,
+  deleteExpiredIdempotencyKeys,
+  type IdempotencyKeyOptions,
+  type IdempotencyRetentionOptions,
+  type IdempotencyScope,
+  type IdempotentRequest,
+  type Reservation,
+  type SqlClient,
+  type StoredResponse,
+} from './idempotency/store';

@@ -1,5 +1,5 @@
 import { baseServiceSchema, databaseSchema, grpcAddress, loadConfig, port, privateSigningKey, publicKeysSchema, z } from '@worklane/config';
-import { inputLimitSettings } from '@worklane/config';
+import { idempotencySettings, inputLimitSettings } from '@worklane/config';
 import { pagingSettings } from '@worklane/config';
 import { unavailableSettings } from '@worklane/config';
 import { streamSettingsSchema } from '@worklane/messaging';
@@ -30,6 +30,7 @@ export const configSchema = z.object({
   OUTBOX_POLL_INTERVAL_MS: z.coerce.number().int().min(50).max(60_000).default(1_000).describe('Relay poll interval when no notification arrives'),
   OUTBOX_RETENTION_HOURS: z.coerce.number().min(0).max(24 * 30).default(24).describe('How long published outbox rows are kept'),
   ...pagingSettings,
+  ...idempotencySettings,
   OUTBOX_DEAD_LETTER_RETENTION_DAYS: z.coerce.number().min(1).max(3_650).default(30).describe('How long events that could never be published are kept in outbox_dead_letters'),
   ...streamSettingsSchema,
 });

@@ -4,7 +4,7 @@ import { IDENTITY_ISSUERS } from './config';
 import { join } from 'node:path';
 import { openServiceDatabase, openWorkerPool, pingDatabase } from '@worklane/db';
 import { closeHttpServer, listen, readiness } from '@worklane/http';
-import { inputLimitsFrom } from '@worklane/http';
+import { inputLimitsFrom, serviceIdempotency } from '@worklane/http';
 import { connectNats, ensureIssueEventsStream, jetstream, jetstreamManager, registerStreamMetrics, streamLimitsFrom } from '@worklane/messaging';
 import { exitOnStartupFailure, promClient, closeMetricsServer, serveMetrics } from '@worklane/observability';
 import { createApp } from './app';
@@ -64,6 +64,9 @@ async function main(): Promise<void> {
     registry: metrics.registry,
   });
   relay.start();
+  // Idempotency-Key records of POSTs, and the worker that deletes them once expired.
+  const idempotency = serviceIdempotency(pool, config, logger, metrics.registry);
+  idempotency.retention.start();
 
   const grpcOptions = { caller: 'issue', signingKey: config.SIGNING_PRIVATE_KEY };
   const projects = grpcProjectDirectory(config.PROJECT_GRPC_ADDR, grpcOptions);
@@ -79,6 +82,7 @@ async function main(): Promise<void> {
     projects: rememberingProjectDirectory(projects, config.PROJECT_CACHE_TTL_MS),
     members,
     pageLimits: listPageLimits(config),
+    idempotency: idempotency.options,
     // Its own database only. NATS is not needed to answer: events wait in the outbox while it is
     // down (the relay publishes them once it is back), so an outage of NATS keeps the API serving.
     isReady: readiness({ lifecycle, logger, checks: { database: () => pingDatabase(pool) } }),
@@ -90,6 +94,7 @@ async function main(): Promise<void> {
     .onShutdown('http', () => closeHttpServer(server))
     // Whatever the relay has not published stays in the outbox for the next start or replica.
     .onShutdown('outbox relay', () => relay.stop())
+    .onShutdown('idempotency key retention', () => idempotency.retention.stop())
     .onShutdown('nats', () => nats.drain())
     .onShutdown('grpc clients', () => {
       projects.close();

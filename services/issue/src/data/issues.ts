@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { timestamp, withTransaction, type Pool, type PoolClient } from '@worklane/db';
+import { timestamp, withTransaction, type InSameTransaction, type Pool, type PoolClient, type Queryable } from '@worklane/db';
 import { ISSUE_EVENT_SUBJECTS, captureTraceContext, type IssueEventName } from '@worklane/messaging';
 import { diffIssue, EDITABLE_FIELDS, newIssueValues, type CreateIssueInput, type Issue, type UpdateIssueInput } from '../domain/issue';
 
@@ -83,11 +83,21 @@ export class IssueStore {
 
   /**
    * Takes the project's next number and writes the issue with its issue.created event, in one
-   * statement: a single round trip, and atomic without an explicit transaction.
+   * statement: a single round trip, and atomic without an explicit transaction. `recordIn` (the
+   * record of an idempotent request's answer) joins it in a transaction when given.
    */
-  async create(scope: ProjectScope, referencePrefix: string, createdBy: number, input: CreateIssueInput): Promise<Issue> {
+  async create(scope: ProjectScope, referencePrefix: string, createdBy: number, input: CreateIssueInput, recordIn?: InSameTransaction<Issue>): Promise<Issue> {
+    if (!recordIn) return this.insert(this.pool, scope, referencePrefix, createdBy, input);
+    return withTransaction(this.pool, async (client) => {
+      const issue = await this.insert(client, scope, referencePrefix, createdBy, input);
+      await recordIn(client, issue);
+      return issue;
+    });
+  }
+
+  private async insert(db: Queryable, scope: ProjectScope, referencePrefix: string, createdBy: number, input: CreateIssueInput): Promise<Issue> {
     const values = newIssueValues(input);
-    const { rows } = await this.pool.query<Issue>({
+    const { rows } = await db.query<Issue>({
       name: 'issue-create',
       text: `WITH counter AS (
          INSERT INTO project_issue_counters (project_id, last_number) VALUES ($3, 1)

@@ -1,5 +1,5 @@
 import type { Request, Router } from 'express';
-import { bodyOf, byId, idParam, notFound, parseBody, readPage, requireTeam, resource, rowsToFetch, sendPage, validationFailed, type PageLimits } from '@worklane/http';
+import { bodyOf, byId, createdAnswer, idParam, notFound, parseBody, readPage, requireTeam, resource, rowsToFetch, sendPage, validationFailed, type PageLimits } from '@worklane/http';
 import type { ProjectDirectory, TeamMembers } from '../clients/directories';
 import { listPageLimits } from '@worklane/config';
 import type { IssueStore, ProjectScope } from '../data/issues';
@@ -52,8 +52,8 @@ export function issueRoutes(router: Router, deps: IssueRouteDeps): void {
       const { identity, project, scope } = await projectOf(req);
       const input = parseBody(createIssueSchema, bodyOf(req));
       await checkAssignee(identity.teamId, input.assigned_to);
-      const issue = await deps.issues.create(scope, referencePrefix(project.name), identity.userId, input);
-      res.status(201).json(issue);
+      const answer = createdAnswer(req, res);
+      answer.send(await deps.issues.create(scope, referencePrefix(project.name), identity.userId, input, answer.recordIn));
     },
   });
 

@@ -1,0 +1,46 @@
+import { createHash } from 'node:crypto';
+import { HttpError } from '../errors';
+
+/** The request header that names a POST, so that a retry of it is answered without doing it twice. */
+export const IDEMPOTENCY_KEY_HEADER = 'idempotency-key';
+/** The response header of an answer replayed for a key that was already used. */
+export const IDEMPOTENT_REPLAYED_HEADER = 'Idempotent-Replayed';
+
+export const IDEMPOTENCY_KEY_MAX_LENGTH = 255;
+/**
+ * 1 to 255 printable ASCII characters, not starting or ending with a space (HTTP drops those, so
+ * such a key could not be told from the one without them). A UUID is the usual choice.
+ */
+export const IDEMPOTENCY_KEY_PATTERN = '^[!-~]([ -~]*[!-~])?$';
+const KEY = new RegExp(IDEMPOTENCY_KEY_PATTERN);
+
+const invalidKey = () =>
+  new HttpError(400, `The Idempotency-Key header must be 1 to ${IDEMPOTENCY_KEY_MAX_LENGTH} printable ASCII characters.`, undefined, {}, 'idempotency_key_invalid');
+
+/** The request's key: undefined without the header, 400 (`idempotency_key_invalid`) when it is malformed. */
+export function idempotencyKeyOf(headers: Record<string, string | string[] | undefined>): string | undefined {
+  const value = headers[IDEMPOTENCY_KEY_HEADER];
+  if (value === undefined) return undefined;
+  if (typeof value !== 'string' || value.length > IDEMPOTENCY_KEY_MAX_LENGTH || !KEY.test(value)) throw invalidKey();
+  return value;
+}
+
+/** JSON with the keys of every object sorted: the same for bodies that differ only in key order or spacing. */
+export function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map((item) => canonicalJson(item ?? null)).join(',')}]`;
+  if (value !== null && typeof value === 'object') {
+    const entries = Object.entries(value as Record<string, unknown>)
+      .filter(([, item]) => item !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([key, item]) => `${JSON.stringify(key)}:${canonicalJson(item)}`).join(',')}}`;
+  }
+  return JSON.stringify(value) ?? '';
+}
+
+/** What makes two requests with one key the same: method, path, and the body as JSON means it (no body: empty). */
+export function requestFingerprint(method: string, path: string, body: unknown): Buffer {
+  return createHash('sha256')
+    .update(`${method.toUpperCase()}\n${path}\n`)
+    .update(body === undefined ? '' : canonicalJson(body))
+    .digest();
+}

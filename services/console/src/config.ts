@@ -1,9 +1,10 @@
-import { baseServiceSchema, flag, grpcAddress, loadConfig, port, privateSigningKey, z } from '@worklane/config';
+import { baseServiceSchema, flag, grpcAddress, loadConfig, port, privateSigningKey, unavailableSettings, z } from '@worklane/config';
 
 const serviceUrl = (service: string) => z.url().describe(`Base URL of the ${service} service's HTTP API`);
 
 export const configSchema = z.object({
   ...baseServiceSchema('console'),
+  ...unavailableSettings,
   HTTP_PORT: port(8085).describe('HTTP port of the web console, /healthz and /readyz (metrics: METRICS_PORT)'),
   SIGNING_PRIVATE_KEY: privateSigningKey().describe("This service's own Ed25519 private key (PKCS#8 PEM): signs its gRPC calls and, on the gateway and console, the caller identities they forward; no other service holds it"),
   TOKEN_SERVICE_ADDR: grpcAddress().describe('host:port of the token gRPC service (accounts, sessions, API tokens)'),

@@ -21,6 +21,8 @@ export interface ConsoleOptions {
   trustProxy: boolean | number | string | string[];
   /** Sign-in limits, enforced by the token service for every replica at once. */
   login: SignInLimits;
+  /** Retry-After of the 503 page shown when a service behind the console is unavailable (UNAVAILABLE_RETRY_AFTER_SECONDS). */
+  retryAfterSeconds?: number;
 }
 
 /** What the routes share: the options plus the throttles, counters and asset paths. */

@@ -34,6 +34,7 @@ async function main(): Promise<void> {
       maxPerEmail: config.CONSOLE_LOGIN_MAX_PER_EMAIL,
       maxPerIp: config.CONSOLE_LOGIN_MAX_PER_IP,
     },
+    retryAfterSeconds: config.UNAVAILABLE_RETRY_AFTER_SECONDS,
   });
   const server = await listen(app, config.HTTP_PORT, config.HOST);
   const metricsServer = await serveMetrics(metrics, config.METRICS_PORT, config.HOST);

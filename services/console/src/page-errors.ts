@@ -1,5 +1,5 @@
 import type { ErrorRequestHandler } from 'express';
-import { HttpError } from '@worklane/http';
+import { DEFAULT_RETRY_AFTER_SECONDS, HttpError } from '@worklane/http';
 import { pageContext, PageError, sendPage } from './context';
 import type { ConsoleDeps } from './deps';
 import { ServiceUnavailableError } from './errors';
@@ -22,7 +22,7 @@ export function pageErrors(deps: ConsoleDeps): ErrorRequestHandler {
     }
     if (error instanceof ServiceUnavailableError) {
       deps.logger.warn({ err: error.reason, service: error.service, url: req.originalUrl }, 'a service the console needs is unavailable');
-      res.set('Retry-After', '5');
+      res.set('Retry-After', String(deps.retryAfterSeconds ?? DEFAULT_RETRY_AFTER_SECONDS));
       return sendPage(
         res,
         503,

@@ -20,10 +20,37 @@ export {
   ensureIssueEventsStream,
   ensureDeliveryConsumer,
   type IssueEventName,
-  type IssueEventEnvelope,
   type DeliveryConsumerOptions,
   type EnsureStreamOptions,
 } from './issue-events';
 export { streamSettingsSchema, streamLimitsFrom, strongerLimits, limitsDiffer, type StreamLimits, type StreamSettingsEnv, type KeptLimit } from './stream-limits';
 export { registerStreamMetrics } from './stream-metrics';
 export { DiscardPolicy, JetStreamApiError, jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager, type JsMsg, type ConsumerMessages, type Consumer } from '@nats-io/jetstream';
+export {
+  EVENT_SCHEMAS,
+  InvalidEventError,
+  PUBLISHED_VERSION,
+  breakingChanges,
+  createIssueEvent,
+  deadLetterNotice,
+  deadLetterNoticeV1,
+  encodeEvent,
+  eventJsonSchemas,
+  issueCreatedV1,
+  issueUpdatedV1,
+  readDeadLetterNotice,
+  readIssueEvent,
+  schemaFileName,
+  schemaText,
+  toWebhookBody,
+  type DeadLetter,
+  type DeadLetterNotice,
+  type EventJsonSchema,
+  type EventSchemaName,
+  type IssueCreatedEvent,
+  type IssueEvent,
+  type IssueEventFields,
+  type IssueUpdatedEvent,
+  type JsonSchema,
+  type ReadResult,
+} from './events';

@@ -18,7 +18,10 @@ import { limitsDiffer, strongerLimits, type StreamLimits } from './stream-limits
 /** The JetStream stream that carries every issue event, published by the issue service's outbox relay. */
 export const ISSUE_EVENTS_STREAM = 'ISSUE_EVENTS';
 
-/** Event names as receivers see them, and the NATS subject each is published on. */
+/**
+ * Event types (the envelope's `type`, the webhook body's `event`), and the NATS subject each is
+ * published on. The messages themselves are defined in events/ (docs/events.md).
+ */
 export const ISSUE_EVENT_SUBJECTS = {
   'issue.created': 'issues.created',
   'issue.updated': 'issues.updated',
@@ -29,19 +32,6 @@ export const ISSUE_EVENT_NAMES = Object.keys(ISSUE_EVENT_SUBJECTS) as IssueEvent
 
 /** The durable pull consumer that the delivery service's replicas share. */
 export const DELIVERY_CONSUMER = 'delivery';
-
-/**
- * The envelope of an issue event: the exact JSON that the outbox stores, NATS carries and a
- * webhook receives. `issue` and `changes` are opaque here; the issue service defines them.
- */
-export interface IssueEventEnvelope {
-  id: string;
-  event: IssueEventName;
-  created_at: string;
-  team_id: number;
-  issue: Record<string, unknown>;
-  changes?: Record<string, { from: unknown; to: unknown }>;
-}
 
 const MINUTE_MS = 60_000;
 

@@ -28,7 +28,7 @@ afterAll(async () => {
 /** The first message on `subject` whose event is about `issueId`, as the bus carried it. */
 async function nextEventOf(subscription: Subscription, issueId: number): Promise<Uint8Array> {
   for await (const message of subscription) {
-    if (message.json<{ issue: { id: number } }>().issue.id === issueId) return message.data;
+    if (message.json<{ data: { issue: { id: number } } }>().data.issue.id === issueId) return message.data;
   }
   throw new Error('subscription closed');
 }
@@ -51,7 +51,7 @@ it('publishes issue.created and issue.updated for an issue whose every text is a
   expect(patch.status).toBe(200);
   const updatedEvent = await nextEventOf(updated, issue.body.id);
 
-  const parsed = JSON.parse(Buffer.from(updatedEvent).toString('utf8'));
+  const { data: parsed } = JSON.parse(Buffer.from(updatedEvent).toString('utf8'));
   expect(parsed.changes.description.from).toHaveLength(ISSUE_TEXT_LIMITS.description);
   expect(parsed.changes.description.to).toHaveLength(ISSUE_TEXT_LIMITS.description);
   // Three copies of every text at 6 bytes a character: large, and still far from 1 MiB.

@@ -1,7 +1,9 @@
 // The issue API through the gateway, and the events it writes: exactly one JetStream message per
 // change, published from the outbox by any number of relaying replicas.
+import { randomUUID } from 'node:crypto';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
-import { ISSUE_EVENTS_STREAM, jetstream, jetstreamManager } from '@worklane/messaging';
+import { createPool } from '@worklane/db';
+import { ISSUE_EVENTS_DEAD_LETTER_SUBJECT, ISSUE_EVENTS_STREAM, jetstream, jetstreamManager, readDeadLetterNotice, readIssueEvent } from '@worklane/messaging';
 import { api, bootstrapTeam, startNatsServer, startSystem, type ApiClient, type BootstrapResult, type NatsServer, type System } from '@worklane/testing';
 
 const TIMESTAMP = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/;
@@ -67,7 +69,7 @@ async function streamMessages(): Promise<{ subject: string; msgId: string | unde
 }
 
 async function eventsOf(issueId: number) {
-  return (await streamMessages()).filter((message) => message.payload.issue.id === issueId);
+  return (await streamMessages()).filter((message) => message.payload.data?.issue?.id === issueId);
 }
 
 async function waitForEvents(issueId: number, count: number) {
@@ -197,11 +199,57 @@ describe('issue events', () => {
     const events = await waitForEvents(issue.id, 2);
     expect(events.map((event) => event.subject)).toEqual(['issues.created', 'issues.updated']);
     for (const event of events) expect(event.msgId).toBe(event.payload.id);
-    expect(events[0]!.payload).toEqual({ id: events[0]!.msgId, event: 'issue.created', created_at: issue.created_at, team_id: team.team_id, issue });
-    expect(events[1]!.payload).toMatchObject({ event: 'issue.updated', changes: { priority: { from: 'none', to: 'urgent' } } });
-    expect(Object.keys(events[1]!.payload.changes)).toEqual(['priority']);
+    expect(events[0]!.payload).toEqual({ id: events[0]!.msgId, type: 'issue.created', version: 1, occurred_at: issue.created_at, team_id: team.team_id, data: { issue } });
+    expect(events[1]!.payload).toMatchObject({ type: 'issue.updated', version: 1, data: { changes: { priority: { from: 'none', to: 'urgent' } } } });
+    expect(Object.keys(events[1]!.payload.data.changes)).toEqual(['priority']);
+    // Each message is an envelope that the package's parser (the delivery service's) reads.
+    for (const event of events) expect(readIssueEvent(JSON.stringify(event.payload))).toMatchObject({ ok: true, form: 'envelope' });
     await new Promise((resolve) => setTimeout(resolve, 500));
     expect(await eventsOf(issue.id)).toHaveLength(2);
+  });
+
+  it('publishes outbox rows an earlier release wrote (events and dead-letter notices in the flat form) as envelopes', async () => {
+    const issueEnv = system.serviceEnv.issue;
+    const pool = createPool({ url: issueEnv.DATABASE_URL as string, schema: issueEnv.DATABASE_SCHEMA as string, max: 1, applicationName: 'upgrade-test' });
+    try {
+      // Literal rows in the format the outbox and the bus had before the envelope.
+      const eventId = randomUUID();
+      const noticeId = randomUUID();
+      const eventRow =
+        `{"id":"${eventId}","event":"issue.created","created_at":"2026-03-02T10:15:30.123456Z","team_id":${team.team_id},` +
+        '"issue":{"id":990001,"project_id":1,"number":1,"reference_code":"OLD-1","title":"Written before the envelope","description":null,' +
+        '"url":null,"type":"task","status":"triage","priority":"none","assigned_to":null,"estimated_date":null,"created_by":1,' +
+        '"created_at":"2026-03-02T10:15:30.123456Z","updated_at":"2026-03-02T10:15:30.123456Z"}}';
+      const noticeRow =
+        `{"id":"${noticeId}","event":"issue.updated","created_at":"2026-03-02T10:15:31.000000Z","team_id":${team.team_id},` +
+        '"issue":{"id":990002,"project_id":1,"number":2,"reference_code":"OLD-2"},' +
+        '"dead_letter":{"reason":"payload_too_large","detail":"too large","size_bytes":2000000}}';
+      await pool.query(`INSERT INTO outbox (id, subject, payload) VALUES ($1, 'issues.created', $2), ($3, $4, $5)`, [eventId, eventRow, noticeId, ISSUE_EVENTS_DEAD_LETTER_SUBJECT, noticeRow]);
+      await pool.query(`SELECT pg_notify('issue_outbox', '')`);
+
+      let published: Awaited<ReturnType<typeof streamMessages>> = [];
+      for (let waited = 0; published.length < 2; waited += 100) {
+        if (waited > 15_000) throw new Error(`the rows were not published (saw ${published.length})`);
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        published = (await streamMessages()).filter((message) => message.msgId === eventId || message.msgId === noticeId);
+      }
+      const event = published.find((message) => message.msgId === eventId)!;
+      expect(event.subject).toBe('issues.created');
+      expect(event.payload).toEqual({ id: eventId, type: 'issue.created', version: 1, occurred_at: '2026-03-02T10:15:30.123456Z', team_id: team.team_id, data: { issue: JSON.parse(eventRow).issue } });
+      const notice = published.find((message) => message.msgId === noticeId)!;
+      expect(notice.subject).toBe(ISSUE_EVENTS_DEAD_LETTER_SUBJECT);
+      expect(notice.payload).toEqual({
+        id: noticeId,
+        type: 'issue.updated',
+        version: 1,
+        occurred_at: '2026-03-02T10:15:31.000000Z',
+        team_id: team.team_id,
+        data: { issue: { id: 990002, project_id: 1, number: 2, reference_code: 'OLD-2' }, dead_letter: { reason: 'payload_too_large', detail: 'too large', size_bytes: 2000000 } },
+      });
+      expect(readDeadLetterNotice(JSON.stringify(notice.payload)).ok).toBe(true);
+    } finally {
+      await pool.end();
+    }
   });
 
   it('relays from several replicas without publishing any event twice', async () => {

@@ -192,9 +192,9 @@ describe('a full stream', () => {
       if (waited > 60) throw new Error(`only ${seen.size} of ${issueIds.length} events arrived`);
       const batch = await consumer.fetch({ max_messages: 100, expires: 1_000 });
       for await (const message of batch) {
-        const payload = message.json<{ event: string; issue: { id: number; title: string } }>();
-        if (payload.event === 'issue.created') seen.set(payload.issue.id, (seen.get(payload.issue.id) ?? 0) + 1);
-        if (payload.event === 'issue.updated' && payload.issue.id === tracked) trackedTitles.push(payload.issue.title);
+        const { type, data } = message.json<{ type: string; data: { issue: { id: number; title: string } } }>();
+        if (type === 'issue.created') seen.set(data.issue.id, (seen.get(data.issue.id) ?? 0) + 1);
+        if (type === 'issue.updated' && data.issue.id === tracked) trackedTitles.push(data.issue.title);
         message.ack();
       }
     }
@@ -211,8 +211,12 @@ describe('a full stream', () => {
     const issueEnv = system.serviceEnv.issue;
     const pool = createPool({ url: issueEnv.DATABASE_URL as string, schema: issueEnv.DATABASE_SCHEMA as string, max: 2, applicationName: 'order-test' });
     try {
-      const event = (issueId: number, title: string) =>
-        JSON.stringify({ id: randomUUID(), event: 'issue.updated', created_at: new Date().toISOString(), team_id: 1, issue: { id: issueId, title } });
+      // Outbox rows in the flat form the issue service records events in.
+      const event = (issueId: number, title: string) => {
+        const at = new Date().toISOString().replace('Z', '000Z');
+        const issue = { id: issueId, project_id: 1, number: 1, reference_code: 'ORDER-1', title, description: null, url: null, type: 'task', status: 'todo', priority: 'none', assigned_to: null, estimated_date: null, created_by: 1, created_at: at, updated_at: at };
+        return JSON.stringify({ id: randomUUID(), event: 'issue.updated', created_at: at, team_id: 1, issue, changes: { title: { from: null, to: title } } });
+      };
       const insert = async (payload: string, ageMs: number, heldForMs = 0) => {
         const id = JSON.parse(payload).id as string;
         await pool.query(
@@ -248,8 +252,8 @@ describe('a full stream', () => {
       for (let attempt = 0; titles.length < 2 && attempt < 20; attempt += 1) {
         const batch = await consumer.fetch({ max_messages: 10, expires: 1_000 });
         for await (const message of batch) {
-          const payload = message.json<{ issue: { id: number; title: string } }>();
-          if (payload.issue.id === 900_001) titles.push(payload.issue.title);
+          const { data } = message.json<{ data: { issue: { id: number; title: string } } }>();
+          if (data.issue.id === 900_001) titles.push(data.issue.title);
           message.ack();
         }
       }

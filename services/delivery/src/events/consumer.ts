@@ -1,6 +1,5 @@
 import {
   DELIVERY_CONSUMER,
-  ISSUE_EVENTS_DEAD_LETTER_SUBJECT,
   ISSUE_EVENTS_STREAM,
   SpanKind,
   captureTraceContext,
@@ -15,8 +14,9 @@ import type { WebhookDirectory, WebhookTarget } from '../clients/webhooks';
 import type { DeliveryStore, EventFanOut } from '../data/deliveries';
 import type { FanOutBacklog } from '../data/fan-out-backlog';
 import { GroupCommit } from '../data/group-commit';
-import { parseEventHeader, type EventHeader } from '../domain/delivery';
+import type { EventHeader } from '../domain/delivery';
 import type { FanOutBudget } from './fan-out-budget';
+import { readIncomingEvent } from './incoming-event';
 
 export interface EventConsumerOptions {
   js: JetStreamClient;
@@ -72,7 +72,7 @@ class Slots {
 
 /**
  * Consumes ISSUE_EVENTS with the shared durable pull consumer and turns each event into one
- * delivery per subscribed webhook. A message is acked only once its deliveries are committed, and
+ * delivery per subscribed webhook, whose body is the event's webhook body (incoming-event.ts). A message is acked only once its deliveries are committed, and
  * delivery ids are derived from (event, webhook), so a message seen twice changes nothing.
  */
 export class EventConsumer {
@@ -186,10 +186,10 @@ export class EventConsumer {
   }
 
   /** A dead-letter notice: nothing to send, an entry in the delivery log of each webhook it was meant for. */
-  private async recordDeadLetter(message: JsMsg, header: EventHeader): Promise<void> {
+  private async recordDeadLetter(message: JsMsg, header: EventHeader, notice: Buffer): Promise<void> {
     try {
       const [target] = await this.withTargets([{ event: header }]);
-      const recorded = await this.options.recordDeadLettered(header, Buffer.from(message.data), target?.webhookIds ?? []);
+      const recorded = await this.options.recordDeadLettered(header, notice, target?.webhookIds ?? []);
       message.ack();
       this.options.logger.warn({ eventId: header.id, teamId: header.team_id, recorded }, 'recorded a dead-lettered event in the delivery log');
     } catch (error) {
@@ -200,13 +200,14 @@ export class EventConsumer {
 
   private async handle(message: JsMsg): Promise<void> {
     const { logger, firstDelayMs, onDeliveriesCreated } = this.options;
-    const header = parseEventHeader(message.data);
-    if (!header) {
-      logger.error({ subject: message.subject, sequence: message.seq }, 'dropping a message that is not a valid issue event');
+    const incoming = readIncomingEvent(message.subject, message.data);
+    if (incoming.kind === 'invalid') {
+      logger.error({ subject: message.subject, sequence: message.seq, problem: incoming.problem }, 'dropping a message that is not a valid issue event');
       message.term();
       return;
     }
-    if (message.subject === ISSUE_EVENTS_DEAD_LETTER_SUBJECT) return this.recordDeadLetter(message, header);
+    const { header, body } = incoming;
+    if (incoming.kind === 'notice') return this.recordDeadLetter(message, header, body);
     await inSpan(
       `${message.subject} process`,
       {
@@ -216,7 +217,7 @@ export class EventConsumer {
       },
       async () => {
         try {
-          const created = await this.fanOuts.submit({ event: header, body: Buffer.from(message.data), traceContext: captureTraceContext(), firstDelayMs, streamSequence: message.seq });
+          const created = await this.fanOuts.submit({ event: header, body, traceContext: captureTraceContext(), firstDelayMs, streamSequence: message.seq });
           message.ack();
           if (created > 0) onDeliveriesCreated();
         } catch (error) {

@@ -1,4 +1,4 @@
-import type { IssueEventEnvelope } from '@worklane/messaging';
+import { createIssueEvent, encodeEvent } from '@worklane/messaging';
 import { EDITABLE_FIELDS, ISSUE_PRIORITIES, ISSUE_STATUSES, ISSUE_TYPES, ISSUE_TEXT_LIMITS, createIssueSchema, type Issue } from './issue';
 
 /** NATS's default (and Worklane's) max_payload: headers and body of one message together. */
@@ -34,19 +34,18 @@ function largestIssue(fill: string): Issue {
   };
 }
 
-/** issue.updated where every editable field changed from one worst value to another. */
+/** issue.updated where every editable field changed from one worst value to another, as the bus carries it. */
 function largestUpdatedEvent(before: Issue, after: Issue): string {
   const changes = Object.fromEntries(EDITABLE_FIELDS.map((field) => [field, { from: before[field], to: after[field] }]));
-  const envelope: IssueEventEnvelope = {
+  const event = createIssueEvent({
     id: '00000000-0000-4000-8000-000000000000',
-    event: 'issue.updated',
-    created_at: after.updated_at,
+    type: 'issue.updated',
+    occurred_at: after.updated_at,
     team_id: BIGGEST_ID,
-    issue: { ...after },
-    changes,
-  };
-  // Compact JSON, as the outbox stores it (PostgreSQL's row_to_json escapes as JSON.stringify does).
-  return JSON.stringify(envelope);
+    data: { issue: { ...after }, changes },
+  });
+  // Compact JSON, as the relay publishes it (the outbox's flat form is a few bytes smaller).
+  return encodeEvent(event);
 }
 
 describe('the largest possible issue event', () => {

@@ -1,31 +1,59 @@
-import { JetStreamApiError } from '@worklane/messaging';
-import { HEADER_ALLOWANCE_BYTES, checkBeforePublish, deadLetterNotice, permanentFailure, readEvent } from './dead-letter';
+import { JetStreamApiError, readDeadLetterNotice, readIssueEvent } from '@worklane/messaging';
+import { HEADER_ALLOWANCE_BYTES, moveToDeadLetters, permanentFailure, prepareMessage } from './dead-letter';
 
 const MIB = 1024 * 1024;
-const envelope = (description: string) =>
+
+/** An outbox row as the issue service's statement writes it: the event in the flat form. */
+const outboxPayload = (description: string) =>
   JSON.stringify({
     id: '6f1c1d2e-6a43-4a38-9d3c-3c1f0a8c2b11',
     event: 'issue.updated',
     created_at: '2026-11-23T21:00:00.000000Z',
     team_id: 7,
-    issue: { id: 42, project_id: 3, number: 5, reference_code: 'API-5', title: 'Big', description },
+    issue: {
+      id: 42,
+      project_id: 3,
+      number: 5,
+      reference_code: 'API-5',
+      title: 'Big',
+      description,
+      url: null,
+      type: 'bug',
+      status: 'todo',
+      priority: 'none',
+      assigned_to: null,
+      estimated_date: null,
+      created_by: 1,
+      created_at: '2026-11-23T20:00:00.000000Z',
+      updated_at: '2026-11-23T21:00:00.000000Z',
+    },
     changes: { description: { from: null, to: description } },
   });
 
 describe('dead letters', () => {
-  it('knows before publishing that an event is larger than max_payload allows, headers included', () => {
-    const big = envelope('\u0001'.repeat(100_000));
-    expect(Buffer.byteLength(big)).toBeGreaterThan(MIB);
-    expect(checkBeforePublish(big, readEvent(big), MIB)).toMatchObject({ reason: 'payload_too_large' });
-    const small = envelope('fine');
-    expect(checkBeforePublish(small, readEvent(small), MIB)).toBeUndefined();
-    const edge = 'x'.repeat(MIB - HEADER_ALLOWANCE_BYTES + 1);
-    expect(checkBeforePublish(edge, undefined, MIB)).toMatchObject({ reason: 'payload_too_large' });
+  it('publishes an outbox row as its envelope', () => {
+    const prepared = prepareMessage(outboxPayload('fine'), MIB);
+    expect('message' in prepared).toBe(true);
+    if (!('message' in prepared)) return;
+    expect(JSON.parse(prepared.message)).toMatchObject({ id: '6f1c1d2e-6a43-4a38-9d3c-3c1f0a8c2b11', type: 'issue.updated', version: 1, team_id: 7, data: { issue: { id: 42 } } });
+    expect(readIssueEvent(prepared.message)).toMatchObject({ ok: true, form: 'envelope', event: prepared.event });
   });
 
-  it('calls a payload that is not an issue event invalid', () => {
-    for (const payload of ['not json', 'null', '{"id":"x"}', JSON.stringify({ id: 'a', event: 'issue.created', created_at: 'now', team_id: '7', issue: { id: 1 } })]) {
-      expect(checkBeforePublish(payload, readEvent(payload), MIB)).toMatchObject({ reason: 'invalid_event' });
+  it('knows before publishing that a message is larger than max_payload allows, headers included', () => {
+    const big = outboxPayload('\u0001'.repeat(100_000));
+    expect(Buffer.byteLength(big)).toBeGreaterThan(MIB);
+    const refused = prepareMessage(big, MIB);
+    expect(refused).toMatchObject({ failure: { reason: 'payload_too_large' }, event: { id: '6f1c1d2e-6a43-4a38-9d3c-3c1f0a8c2b11' } });
+    const edge = 'x'.repeat(MIB - HEADER_ALLOWANCE_BYTES + 1);
+    expect(prepareMessage(edge, MIB)).toMatchObject({ failure: { reason: 'payload_too_large' } });
+  });
+
+  it('calls a payload that is not an issue event invalid, and says why', () => {
+    const incomplete = JSON.stringify({ id: '6f1c1d2e-6a43-4a38-9d3c-3c1f0a8c2b11', event: 'issue.created', created_at: '2026-11-23T21:00:00.000000Z', team_id: 7, issue: { id: 1 } });
+    for (const payload of ['not json', 'null', '{"id":"x"}', JSON.stringify({ id: 'a', event: 'issue.created', created_at: 'now', team_id: '7', issue: { id: 1 } }), incomplete]) {
+      const prepared = prepareMessage(payload, MIB);
+      expect(prepared).toMatchObject({ failure: { reason: 'invalid_event', detail: expect.stringMatching(/^the outbox payload is not an issue event: .+/) } });
+      expect('event' in prepared && prepared.event).toBeFalsy();
     }
   });
 
@@ -41,17 +69,26 @@ describe('dead letters', () => {
     expect(permanentFailure(new Error('connection closed'))).toBeUndefined();
   });
 
-  it('writes a small notice with the event\'s identity and the reason, whatever the event held', () => {
-    const big = envelope('\u0001'.repeat(200_000));
-    const notice = JSON.parse(deadLetterNotice(readEvent(big)!, { reason: 'payload_too_large', detail: 'too big' }, Buffer.byteLength(big)));
-    expect(notice).toEqual({
+  it("puts a small notice with the event's identity and the reason in the event's place, whatever the event held", async () => {
+    const big = outboxPayload('\u0001'.repeat(200_000));
+    const prepared = prepareMessage(big, MIB);
+    if ('message' in prepared) throw new Error('expected a refusal');
+    const queries: { values: unknown[] }[] = [];
+    const client = { query: (query: { values: unknown[] }) => queries.push(query) } as unknown as Parameters<typeof moveToDeadLetters>[0];
+    const notice = await moveToDeadLetters(client, { id: '6f1c1d2e-6a43-4a38-9d3c-3c1f0a8c2b11', payload: big }, prepared.event, prepared.failure);
+    const read = readDeadLetterNotice(notice!);
+    expect(read).toMatchObject({ ok: true, form: 'envelope' });
+    expect(read.ok && read.event).toEqual({
       id: '6f1c1d2e-6a43-4a38-9d3c-3c1f0a8c2b11',
-      event: 'issue.updated',
-      created_at: '2026-11-23T21:00:00.000000Z',
+      type: 'issue.updated',
+      version: 1,
+      occurred_at: '2026-11-23T21:00:00.000000Z',
       team_id: 7,
-      issue: { id: 42, project_id: 3, number: 5, reference_code: 'API-5' },
-      dead_letter: { reason: 'payload_too_large', detail: 'too big', size_bytes: Buffer.byteLength(big) },
+      data: { issue: { id: 42, project_id: 3, number: 5, reference_code: 'API-5' }, dead_letter: { reason: 'payload_too_large', detail: prepared.failure.detail, size_bytes: prepared.failure.sizeBytes } },
     });
-    expect(JSON.stringify(notice).length).toBeLessThan(512);
+    expect(prepared.failure.sizeBytes).toBeGreaterThan(Buffer.byteLength(big));
+    expect(notice!.length).toBeLessThan(512);
+    // The row keeps its id and place; the notice and the team go with it.
+    expect(queries[0]!.values).toEqual(['6f1c1d2e-6a43-4a38-9d3c-3c1f0a8c2b11', 7, 'payload_too_large', prepared.failure.detail, notice, 'issues.dead_lettered']);
   });
 });

@@ -1,5 +1,5 @@
 import type { PoolClient } from '@worklane/db';
-import { ISSUE_EVENTS_DEAD_LETTER_SUBJECT, JetStreamApiError } from '@worklane/messaging';
+import { ISSUE_EVENTS_DEAD_LETTER_SUBJECT, JetStreamApiError, deadLetterNotice, encodeEvent, readIssueEvent, type IssueEvent } from '@worklane/messaging';
 
 /** Why an event can never be published; the label of `worklane_outbox_dead_lettered_total`. */
 export type DeadLetterReason = 'payload_too_large' | 'invalid_event';
@@ -7,6 +7,8 @@ export type DeadLetterReason = 'payload_too_large' | 'invalid_event';
 export interface PermanentFailure {
   reason: DeadLetterReason;
   detail: string;
+  /** The size of what was refused, when known. */
+  sizeBytes?: number;
 }
 
 /** Room left for the headers (Nats-Msg-Id, traceparent, tracestate) within the server's max_payload. */
@@ -17,38 +19,26 @@ const PERMANENT_API_CODES = new Map<number, DeadLetterReason>([
   [10054, 'payload_too_large'], // message size exceeds the stream's max_msg_size
 ]);
 
-/** The fields of an event the relay needs: its team and issue (the order key). */
-export interface EventIdentity {
-  id: string;
-  event: string;
-  created_at: string;
-  team_id: number;
-  issue: { id: number | string } & Record<string, unknown>;
+/** An outbox row ready to publish: the event and the message (its envelope) to put on the bus. */
+export interface Prepared {
+  event: IssueEvent;
+  message: string;
 }
 
-/** The event's identity, or undefined when the payload is not an event at all. */
-export function readEvent(payload: string): EventIdentity | undefined {
-  try {
-    const parsed = JSON.parse(payload) as Partial<EventIdentity> | null;
-    if (!parsed || typeof parsed !== 'object') return undefined;
-    const { id, event, created_at, team_id, issue } = parsed;
-    if (typeof id !== 'string' || typeof event !== 'string' || typeof created_at !== 'string') return undefined;
-    if (typeof team_id !== 'number' || !issue || typeof issue !== 'object') return undefined;
-    if (typeof issue.id !== 'number' && typeof issue.id !== 'string') return undefined;
-    return { id, event, created_at, team_id, issue };
-  } catch {
-    return undefined;
-  }
-}
-
-/** A failure known before publishing: too large for the server, or not an event. */
-export function checkBeforePublish(payload: string, event: EventIdentity | undefined, maxPayload: number): PermanentFailure | undefined {
-  const size = Buffer.byteLength(payload);
-  if (size > maxPayload - HEADER_ALLOWANCE_BYTES) {
-    return { reason: 'payload_too_large', detail: `event of ${size} bytes exceeds the ${maxPayload - HEADER_ALLOWANCE_BYTES} bytes a message may carry` };
-  }
-  if (!event) return { reason: 'invalid_event', detail: 'the outbox payload is not an issue event' };
-  return undefined;
+/**
+ * Reads an outbox row and builds its message, or says why it can never be published: too large
+ * for the server (the message, or the row when it is not an event), or not an event at all. The
+ * event is returned with a failure when it was read, so that its team can be told.
+ */
+export function prepareMessage(payload: string, maxPayload: number): Prepared | { failure: PermanentFailure; event?: IssueEvent } {
+  const read = readIssueEvent(payload);
+  const message = read.ok ? encodeEvent(read.event) : payload;
+  const size = Buffer.byteLength(message);
+  const limit = maxPayload - HEADER_ALLOWANCE_BYTES;
+  const event = read.ok ? read.event : undefined;
+  if (size > limit) return { failure: { reason: 'payload_too_large', detail: `event of ${size} bytes exceeds the ${limit} bytes a message may carry`, sizeBytes: size }, event };
+  if (!read.ok) return { failure: { reason: 'invalid_event', detail: `the outbox payload is not an issue event: ${read.problem}`, sizeBytes: size } };
+  return { event: read.event, message };
 }
 
 /**
@@ -67,40 +57,20 @@ export function permanentFailure(error: unknown): PermanentFailure | undefined {
   return undefined;
 }
 
-const SCALAR_ISSUE_FIELDS = ['id', 'project_id', 'number', 'reference_code'] as const;
-
 /**
- * The notice published in place of a dead-lettered event: the envelope's header fields, the issue's
- * identifying fields only, and `dead_letter`. A few hundred bytes whatever the event held.
- */
-export function deadLetterNotice(event: EventIdentity, failure: PermanentFailure, sizeBytes: number): string {
-  const issue: Record<string, unknown> = {};
-  for (const field of SCALAR_ISSUE_FIELDS) {
-    const value = event.issue[field];
-    if (typeof value === 'number' || (typeof value === 'string' && value.length <= 64)) issue[field] = value;
-  }
-  return JSON.stringify({
-    id: event.id,
-    event: event.event,
-    created_at: event.created_at,
-    team_id: event.team_id,
-    issue,
-    dead_letter: { reason: failure.reason, detail: failure.detail, size_bytes: sizeBytes },
-  });
-}
-
-/**
- * Moves an event to `outbox_dead_letters` and puts its notice in its place in the outbox (same id,
- * same position), or marks it done when it is not an event whose team could be told. Resolves to
- * the notice, to publish now.
+ * Moves an event to `outbox_dead_letters` and puts its notice (built by packages/messaging: the
+ * event's envelope fields, the issue's identifying fields, why) in its place in the outbox (same
+ * id, same position), or marks it done when it is not an event whose team could be told. Resolves
+ * to the notice's message, to publish now.
  */
 export async function moveToDeadLetters(
   client: Pick<PoolClient, 'query'>,
   row: { id: string; payload: string },
-  event: EventIdentity | undefined,
+  event: IssueEvent | undefined,
   failure: PermanentFailure,
 ): Promise<string | undefined> {
-  const notice = event ? deadLetterNotice(event, failure, Buffer.byteLength(row.payload)) : undefined;
+  const deadLetter = { reason: failure.reason, detail: failure.detail, size_bytes: failure.sizeBytes ?? Buffer.byteLength(row.payload) };
+  const notice = event ? encodeEvent(deadLetterNotice(event, deadLetter)) : undefined;
   await client.query({
     name: 'outbox-dead-letter',
     text: `WITH moved AS (

@@ -1,8 +1,18 @@
 import type { Pool, PoolClient } from '@worklane/db';
-import { ISSUE_EVENTS_DEAD_LETTER_SUBJECT, SpanKind, inSpan, injectTraceContext, restoreTraceContext, type JetStreamClient } from '@worklane/messaging';
+import {
+  ISSUE_EVENTS_DEAD_LETTER_SUBJECT,
+  SpanKind,
+  encodeEvent,
+  inSpan,
+  injectTraceContext,
+  readDeadLetterNotice,
+  readIssueEvent,
+  restoreTraceContext,
+  type JetStreamClient,
+} from '@worklane/messaging';
 import { BackgroundWorker, type Logger, type Registry } from '@worklane/observability';
 import { OUTBOX_CHANNEL } from '../data/issues';
-import { checkBeforePublish, moveToDeadLetters, permanentFailure, readEvent, type DeadLetterReason, type PermanentFailure } from './dead-letter';
+import { moveToDeadLetters, permanentFailure, prepareMessage, type DeadLetterReason, type PermanentFailure } from './dead-letter';
 
 interface OutboxRow {
   id: string;
@@ -202,47 +212,61 @@ export class OutboxRelay {
   }
 
   /**
-   * Publishes a row; a permanent failure moves the event to the dead letters and publishes its
-   * notice instead. Throws only for transient failures (the row stays in the outbox).
+   * Publishes a row as its event's envelope (built by packages/messaging from what the outbox
+   * recorded); a permanent failure moves the event to the dead letters and publishes its notice
+   * instead. Throws only for transient failures (the row stays in the outbox).
    */
   private async publishOrDeadLetter(row: OutboxRow): Promise<void> {
-    if (row.subject === ISSUE_EVENTS_DEAD_LETTER_SUBJECT) {
+    if (row.subject === ISSUE_EVENTS_DEAD_LETTER_SUBJECT) return this.publishNotice(row);
+    const prepared = prepareMessage(row.payload, this.options.maxPayload());
+    let failure: PermanentFailure;
+    if ('message' in prepared) {
       try {
-        await this.publish(row);
-      } catch (error) {
-        const failure = permanentFailure(error);
-        if (!failure) throw error;
-        // A notice is a few hundred bytes; if even that is refused, the dead letter itself remains.
-        this.options.logger.error({ err: error, eventId: row.id }, 'a dead-letter notice was refused; the event stays in outbox_dead_letters only');
-      }
-      return;
-    }
-    const event = readEvent(row.payload);
-    let failure: PermanentFailure | undefined = checkBeforePublish(row.payload, event, this.options.maxPayload());
-    if (!failure) {
-      try {
-        await this.publish(row);
+        await this.publish(row, prepared.message);
         return;
       } catch (error) {
-        failure = permanentFailure(error);
-        if (!failure) throw error;
+        const permanent = permanentFailure(error);
+        if (!permanent) throw error;
+        failure = permanent;
       }
+    } else {
+      failure = prepared.failure;
     }
+    const { event } = prepared;
     const notice = await moveToDeadLetters(this.options.pool, row, event, failure);
     this.options.onDeadLettered?.(failure.reason);
     this.options.logger.error(
       { eventId: row.id, teamId: event?.team_id, reason: failure.reason, detail: failure.detail },
       'an event can never be published; moved to outbox_dead_letters',
     );
-    if (notice) await this.publish({ ...row, subject: ISSUE_EVENTS_DEAD_LETTER_SUBJECT, payload: notice });
+    if (notice) await this.publish({ ...row, subject: ISSUE_EVENTS_DEAD_LETTER_SUBJECT }, notice);
   }
 
-  private publish(row: OutboxRow) {
+  /**
+   * A dead-letter notice left in the outbox (its publish failed transiently, or an earlier release
+   * wrote it in the flat form): published as an envelope.
+   */
+  private async publishNotice(row: OutboxRow): Promise<void> {
+    const read = readDeadLetterNotice(row.payload);
+    if (!read.ok) {
+      this.options.logger.error({ eventId: row.id, problem: read.problem }, 'an unreadable dead-letter notice is dropped; the event stays in outbox_dead_letters');
+      return;
+    }
+    try {
+      await this.publish(row, encodeEvent(read.event));
+    } catch (error) {
+      if (!permanentFailure(error)) throw error;
+      // A notice is a few hundred bytes; if even that is refused, the dead letter itself remains.
+      this.options.logger.error({ err: error, eventId: row.id }, 'a dead-letter notice was refused; the event stays in outbox_dead_letters only');
+    }
+  }
+
+  private publish(row: OutboxRow, message: string) {
     const { js } = this.options;
     return inSpan(
       `${row.subject} publish`,
       { kind: SpanKind.PRODUCER, parent: restoreTraceContext(row.trace_context), attributes: { 'messaging.system': 'nats', 'messaging.destination.name': row.subject, 'messaging.message.id': row.id } },
-      () => js.publish(row.subject, row.payload, { msgID: row.id, headers: injectTraceContext() }),
+      () => js.publish(row.subject, message, { msgID: row.id, headers: injectTraceContext() }),
     );
   }
 
@@ -296,11 +320,20 @@ export class OutboxRelay {
   }
 }
 
+/** The issue of an outbox payload, in the flat form (`"issue":{"id":…`) or an envelope (`"data":{"issue":{"id":…`). */
+const ISSUE_ID = /"issue":\{"id":(\d+)/;
+
+/** The issue of a payload laid out otherwise (spaces, another key order): read as an event. */
+function issueOf(payload: string): number | undefined {
+  const read = readIssueEvent(payload);
+  return read.ok ? read.event.data.issue.id : undefined;
+}
+
 /**
  * The events of one issue keep their order; the issue id is read from the payload (every event
  * carries its issue). A payload that names no issue is ordered on its own.
  */
 function orderKey(row: OutboxRow): string {
-  const issueId = row.order_key ?? /"issue":\{"id":(\d+)/.exec(row.payload)?.[1] ?? readEvent(row.payload)?.issue.id;
+  const issueId = row.order_key ?? ISSUE_ID.exec(row.payload)?.[1] ?? issueOf(row.payload);
   return issueId === undefined ? `row:${row.id}` : `issue:${issueId}`;
 }

@@ -100,6 +100,10 @@ the client's before it. Trusting exactly those hops ignores whatever the client 
 {{- $_ := set $data "HTTP_MAX_FIELD_ERRORS" (printf "%d" (int64 $root.Values.apiInput.maxFieldErrors)) -}}
 {{- $_ := set $data "HTTP_MAX_QUERY_VALUE_LENGTH" (printf "%d" (int64 $root.Values.apiInput.maxQueryValueLength)) -}}
 {{- end -}}
+{{- /* The 503 of a request whose dependency cannot answer: how long it asks the client to wait. */ -}}
+{{- if has .component (list "gateway" "console" "project" "webhook" "issue" "delivery") -}}
+{{- $_ := set $data "UNAVAILABLE_RETRY_AFTER_SECONDS" (printf "%d" (int64 $root.Values.unavailable.retryAfterSeconds)) -}}
+{{- end -}}
 {{- if eq .component "gateway" -}}
 {{- $_ := set $data "REQUEST_BODY_MAX_BYTES" (printf "%d" (int64 $root.Values.apiInput.maxBodyBytes)) -}}
 {{- with $root.Values.apiRateLimits -}}

@@ -3,8 +3,8 @@
 // is only rewritten when the change is compatible (an added optional field, a new description);
 // anything else is refused, listed, and belongs in a new version (docs/events.md).
 import fs from 'node:fs';
-import path from 'node:path';
 import { createRequire } from 'node:module';
+import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const here = path.dirname(fileURLToPath(import.meta.url));

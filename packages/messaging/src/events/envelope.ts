@@ -1,5 +1,5 @@
-import { id, timestamp, uuid } from '@worklane/api-contract';
 import { z } from 'zod';
+import { id, timestamp, uuid } from '@worklane/api-contract';
 
 /**
  * The envelope every event on the bus travels in: the same six fields whatever the event, so that

@@ -1,5 +1,5 @@
-import { issue } from '@worklane/api-contract';
 import { z } from 'zod';
+import { issue } from '@worklane/api-contract';
 import { ISSUE_EVENT_NAMES, type IssueEventName } from '../issue-events';
 import { envelopeOf } from './envelope';
 

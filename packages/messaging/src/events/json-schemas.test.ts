@@ -8,7 +8,6 @@ const EXAMPLES = path.join(SCHEMAS, 'examples');
 const REGENERATE = 'npm run schemas -w @worklane/messaging';
 
 const committedFiles = () => fs.readdirSync(SCHEMAS).filter((file) => file.endsWith('.json'));
-const readJson = (file: string) => JSON.parse(fs.readFileSync(file, 'utf8')) as JsonSchema;
 
 describe('the committed JSON Schemas of the bus messages', () => {
   it.each(eventJsonSchemas().map((entry) => [entry.file, entry] as const))('%s is current', (file, { schema }) => {

@@ -242,3 +242,12 @@ test('with sign-up enabled, a visitor creates an account and a team and lands in
   expect(await text(page.locator('main'))).toMatch(/no organizations yet/);
   await screenshot('sign-up-new-team');
 });
+
+test('the footer of every page links to the API reference, which the gateway serves beside the console', async () => {
+  await signIn(owner.email, owner.password);
+  await page.waitForURL(consoleUrl(`/teams/${owner.team_id}`));
+  const link = page.getByRole('contentinfo').getByRole('link', { name: 'API reference' });
+  const [response] = await Promise.all([page.waitForResponse(consoleUrl('/api/v1/reference')), link.click()]);
+  expect(response.status()).toBe(200);
+  expect(await page.title()).toBe('Worklane API reference');
+});

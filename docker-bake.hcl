@@ -2,8 +2,9 @@
 //   TAG=1.4.0 REGISTRY=registry.example.com/worklane docker buildx bake --push
 // (tools/images/build.sh wraps this.) Every service is built from the one Dockerfile,
 // tools/images/Dockerfile, with the service as its SERVICE build argument and the repository
-// root as context. The list below is the service table's (packages/testing/src/service-table.ts:
-// name and image); a chart test (tools/chart-tests/test/images.test.mjs) keeps the two equal.
+// root as context. The lists below are generated from the service table (packages/config/src/
+// service-table.ts; each image is named after its service) by `npm run generate -w @worklane/testing`;
+// a test fails when they are stale.
 
 variable "REGISTRY" {
   default = "docker.io/worklane"

@@ -42,7 +42,7 @@ else
   platforms="$(docker version --format '{{.Server.Os}}/{{.Server.Arch}}')"
 fi
 
-echo "building ${registry}/{gateway,token,project,webhook,issue,delivery,console}:${tag} for ${platforms}"
+echo "building ${registry}/<service>:${tag} for ${platforms}, for every service of docker-bake.hcl"
 TAG="$tag" REGISTRY="$registry" REVISION="$(git rev-parse HEAD 2>/dev/null || true)" PLATFORMS="$platforms" \
   docker buildx bake "${args[@]}"
 echo "done: helm upgrade --install worklane charts/worklane --set image.registry=${registry%%/*} --set image.namespace=${registry#*/} --set image.tag=${tag}"

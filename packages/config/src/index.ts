@@ -1,5 +1,7 @@
 import { z } from 'zod';
 
+import { SERVICES } from './service-table';
+
 export { z };
 
 /** Thrown when the environment does not satisfy a service's schema; names every bad variable. */
@@ -58,18 +60,10 @@ export const grpcAddress = (defaultAddress?: string) => {
 
 /**
  * Default port of each service's metrics listener (Prometheus `/metrics` only, never routed
- * through the gateway or the ingress). Distinct per service so that every service can run on one
- * host (`npm start`); in Kubernetes each pod has its own.
+ * through the gateway or the ingress), from the service table: distinct per service so that
+ * every service can run on one host (`npm start`); in Kubernetes each pod has its own.
  */
-export const METRICS_PORTS: Readonly<Record<string, number>> = Object.freeze({
-  gateway: 9180,
-  token: 9181,
-  project: 9182,
-  webhook: 9183,
-  issue: 9184,
-  delivery: 9185,
-  console: 9186,
-});
+export const METRICS_PORTS: Readonly<Record<string, number>> = Object.freeze(Object.fromEntries(SERVICES.map((s) => [s.name, s.metricsPort])));
 
 /** Metrics port of a service not in METRICS_PORTS. */
 export const DEFAULT_METRICS_PORT = 9464;
@@ -110,6 +104,19 @@ export {
   type PublicKeys,
   type Signer,
 } from './keys';
+export {
+  GRPC_SERVICES,
+  HTTP_CALLEES,
+  SERVICES,
+  START_ORDER,
+  serviceInfo,
+  serviceUrlEnv,
+  startOrder,
+  type Dependency,
+  type ServiceEntry,
+  type ServiceInfo,
+  type ServiceName,
+} from './service-table';
 export { inputLimitSettings, listPageLimits, pagingSettings, teamQuota } from './limits';
 export { idempotencyLimits, idempotencySettings, type IdempotencyLimits } from './idempotency';
 export { DEFAULT_RETRY_AFTER_SECONDS, unavailableSettings } from './unavailable';

@@ -30,7 +30,7 @@ export {
   type ServiceEntry,
   type ServiceInfo,
   type ServiceName,
-} from './service-table';
+} from '@worklane/config';
 export { PASS_THROUGH, defaultPorts, ownEnv, privateEnv, serviceEnv, sharedEnv, type Env, type Keys, type Ports } from './services';
 export { startSystem, type StartSystemOptions, type System } from './system';
 export { signedCaller, type Caller, type Reply } from './signed-caller';

@@ -5,6 +5,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { SERVICES } from '@worklane/config';
 import { Client } from 'pg';
 
 import { bootstrapTeam, createToken, revokeToken } from './cli';
@@ -12,7 +13,6 @@ import { createTestDatabase } from './database';
 import { findExecutable } from './repo';
 import { startNatsServer } from './nats';
 import { startService } from './service';
-import { SERVICES } from './service-table';
 import { startSystem } from './system';
 
 const FAKE_SERVICE = `

@@ -1,16 +1,11 @@
 // The "Services and ports" table of docs/architecture.md, rendered from the service table so the
 // docs cannot drift from what `npm start` and the tests run.
-//   node packages/testing/dist/service-table-doc.js           prints the table
-//   node packages/testing/dist/service-table-doc.js --write   rewrites it between the markers
-//   (`npm run generate -w @worklane/testing`; service-table.test.ts fails when it is stale)
-import fs from 'node:fs';
-import path from 'node:path';
-
-import { repoRoot } from './repo';
-import { SERVICES, START_ORDER, type ServiceInfo } from './service-table';
+// `npm run generate -w @worklane/testing` (./generate.ts) rewrites it between the markers;
+// service-table.test.ts fails when it is stale.
+import { SERVICES, START_ORDER, type ServiceInfo } from '@worklane/config';
 
 export const ARCHITECTURE_DOC = 'docs/architecture.md';
-export const TABLE_START = '<!-- service-table:start (generated from packages/testing/src/service-table.ts by `npm run generate -w @worklane/testing`) -->';
+export const TABLE_START = '<!-- service-table:start (generated from packages/config/src/service-table.ts by `npm run generate -w @worklane/testing`) -->';
 export const TABLE_END = '<!-- service-table:end -->';
 
 const dash = (value: string | number | null | false) => (value === null || value === false || value === '' ? '-' : String(value));
@@ -45,16 +40,4 @@ export function updatedArchitectureDoc(text: string): string {
   const end = text.indexOf(TABLE_END);
   if (start < 0 || end < start) throw new Error(`${ARCHITECTURE_DOC} lacks the markers ${TABLE_START} ... ${TABLE_END}`);
   return `${text.slice(0, start + TABLE_START.length)}\n${renderServiceTable()}\n${text.slice(end)}`;
-}
-
-export const architectureDocPath = () => path.join(repoRoot(), ARCHITECTURE_DOC);
-
-if (require.main === module) {
-  if (process.argv.includes('--write')) {
-    const file = architectureDocPath();
-    fs.writeFileSync(file, updatedArchitectureDoc(fs.readFileSync(file, 'utf8')));
-    process.stdout.write(`${ARCHITECTURE_DOC}: service table written\n`);
-  } else {
-    process.stdout.write(`${renderServiceTable()}\n`);
-  }
 }

@@ -1,17 +1,17 @@
-// The service table (service-table.ts) against everything else that describes the services: their
-// folders, their own configuration defaults (src/config.ts), the architecture doc and the Helm
-// chart. A disagreement fails here, naming the service and what differs.
+// The service table (@worklane/config's service-table.ts) against everything else that describes
+// the services: their folders, their own configuration defaults (src/config.ts), the files
+// generated from it (./generate.ts) and the rendered Helm chart. A disagreement fails here, naming
+// the service and what differs.
 import { beforeAll, describe, expect, it } from '@jest/globals';
+import { METRICS_PORTS, PRINCIPALS, SERVICES, START_ORDER, serviceUrlEnv, startOrder, type ServiceInfo, type ServiceName } from '@worklane/config';
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
-import { createRequire } from 'node:module';
 import path from 'node:path';
 import { parseAllDocuments } from 'yaml';
-import { METRICS_PORTS, z } from '@worklane/config';
 
 import { findExecutable, repoRoot } from './repo';
-import { ARCHITECTURE_DOC, architectureDocPath, updatedArchitectureDoc } from './service-table-doc';
-import { SERVICES, START_ORDER, serviceUrlEnv, startOrder, type ServiceInfo, type ServiceName } from './service-table';
+import { GENERATED_FILES } from './generate';
+import { configOf } from './service-config';
 
 const root = repoRoot();
 const names = SERVICES.map((s) => s.name);
@@ -60,28 +60,16 @@ describe('the service table', () => {
     expect(() => startOrder(cyclic)).toThrow(/cycle/);
   });
 
-  it(`is the table of ${ARCHITECTURE_DOC} (npm run generate -w @worklane/testing rewrites it)`, () => {
-    const doc = fs.readFileSync(architectureDocPath(), 'utf8');
-    expect(doc).toBe(updatedArchitectureDoc(doc));
+  it.each(GENERATED_FILES.map(({ file }) => file))('is what %s is generated from (npm run generate -w @worklane/testing rewrites it)', (file) => {
+    const generated = GENERATED_FILES.find((entry) => entry.file === file)!;
+    const text = fs.readFileSync(path.join(root, file), 'utf8');
+    expect(text).toBe(generated.update(text));
   });
 
   it("has the metrics ports that @worklane/config gives the services' METRICS_PORT", () => {
     expect(Object.fromEntries(SERVICES.map((s) => [s.name, s.metricsPort]))).toEqual(METRICS_PORTS);
   });
 });
-
-interface ConfigProperty {
-  default?: unknown;
-}
-
-/** The variables a built service reads (services/<name>/dist/config.js) and their defaults. */
-function configOf(name: ServiceName): Record<string, ConfigProperty> {
-  const file = path.join(root, 'services', name, 'dist', 'config.js');
-  if (!fs.existsSync(file)) throw new Error(`${path.relative(root, file)} does not exist: build first (npm test does)`);
-  const { configSchema } = createRequire(__filename)(file) as { configSchema: z.ZodType };
-  const schema = z.toJSONSchema(configSchema, { io: 'input', unrepresentable: 'any' }) as { properties?: Record<string, ConfigProperty> };
-  return schema.properties ?? {};
-}
 
 describe("each service's own configuration (src/config.ts)", () => {
   it.each(names)('%s: defaults to the ports and schema of the table', (name) => {
@@ -100,6 +88,11 @@ describe("each service's own configuration (src/config.ts)", () => {
       DATABASE_SCHEMA: service.schema,
       NATS_URL: service.nats,
     });
+  });
+
+  it('signs with its own key exactly when it is a signing principal (PRINCIPALS: the signing services and the CLI)', () => {
+    const signers = SERVICES.filter((s) => 'SIGNING_PRIVATE_KEY' in configOf(s.name)).map((s) => s.name);
+    expect([...PRINCIPALS].sort()).toEqual([...signers, 'cli'].sort());
   });
 
   it.each(names)('%s: reads the address of exactly the services it calls', (name) => {
@@ -148,10 +141,10 @@ function renderChart(): K8sObject[] {
 
 describe('the Helm chart (charts/worklane)', () => {
   let objects: K8sObject[] = [];
-  let values: Record<string, any> = {};
+  let schema: Record<string, any> = {};
   beforeAll(() => {
     objects = renderChart();
-    values = parseAllDocuments(fs.readFileSync(path.join(chartDir, 'values.yaml'), 'utf8'))[0]!.toJS();
+    schema = JSON.parse(fs.readFileSync(path.join(chartDir, 'values.schema.json'), 'utf8'));
   });
 
   const component = (object: K8sObject) => object.metadata.labels?.['app.kubernetes.io/component'];
@@ -223,11 +216,18 @@ describe('the Helm chart (charts/worklane)', () => {
     }
   });
 
-  it('has a values block per service, with database settings exactly for those with a schema', () => {
-    for (const service of SERVICES) {
-      expect({ service: service.name, values: typeof values[service.name] }).toEqual({ service: service.name, values: 'object' });
-      expect({ service: service.name, database: 'database' in values[service.name] }).toEqual({ service: service.name, database: service.schema !== null });
-    }
+  // A service's own block in values.yaml is optional (it takes serviceDefaults); the schema must
+  // still accept one, or nothing about the service could be tuned.
+  it('lets every service be tuned by a block of its own (values.schema.json), with database settings exactly for those with a schema', () => {
+    const kinds = Object.fromEntries(SERVICES.map((s) => [s.name, (schema.properties[s.name]?.$ref as string | undefined)?.replace('#/$defs/', '') ?? 'missing']));
+    expect(kinds).toEqual(Object.fromEntries(SERVICES.map((s) => [s.name, s.schema !== null ? expect.stringMatching(/^databaseService/) : 'statelessService'])));
+  });
+
+  it('names the services and the signing principals the table and the code give, where the schema lists them', () => {
+    const egress = schema.properties.networkPolicy.properties.internetEgress.properties.components.items.enum;
+    expect(egress).toEqual(SERVICES.map((s) => s.name));
+    const signing = schema.properties.secrets.properties.signingKeys.properties.existingSecrets.propertyNames.enum;
+    expect([...signing].sort()).toEqual([...PRINCIPALS].sort());
   });
 
   it('exposes exactly the public services to the ingress', () => {

@@ -1,3 +1,4 @@
+import { SERVICES } from '@worklane/config';
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -5,7 +6,6 @@ import readline from 'node:readline';
 
 import { freePorts } from './ports';
 import { repoRoot, serviceMain } from './repo';
-import { SERVICES } from './service-table';
 
 /** Environment additions; `undefined` is ignored, `null` removes the variable from the inherited environment. */
 export type EnvInput = Record<string, string | number | boolean | undefined | null>;

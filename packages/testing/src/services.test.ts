@@ -1,9 +1,9 @@
 import { describe, expect, it } from '@jest/globals';
+import { SERVICES, START_ORDER } from '@worklane/config';
 import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 
 import { repoRoot } from './repo';
-import { SERVICES, START_ORDER } from './service-table';
 import { defaultPorts, serviceEnv } from './services';
 
 const devServices = path.join(repoRoot(), 'tools', 'dev', 'src', 'services.mjs');

@@ -1,10 +1,10 @@
-// The wiring between services, computed from the service table (./service-table.ts): one
-// definition for `npm start` (tools/dev loads it from this package's build) and for the tests'
-// systems.
+// The wiring between services, computed from the service table (@worklane/config's
+// service-table.ts): one definition for `npm start` (tools/dev loads it from this package's build)
+// and for the tests' systems.
 
-import { PRINCIPALS, type Principal } from '@worklane/config';
+import { GRPC_SERVICES, HTTP_CALLEES, PRINCIPALS, SERVICES, serviceInfo, serviceUrlEnv, type Principal, type ServiceName } from '@worklane/config';
+
 import type { SigningKeyPair } from './keys';
-import { GRPC_SERVICES, HTTP_CALLEES, SERVICES, serviceInfo, serviceUrlEnv, type ServiceName } from './service-table';
 
 /** Passed through to every service when set in the environment. */
 export const PASS_THROUGH: readonly string[] = Object.freeze([

@@ -1,8 +1,9 @@
+import { GRPC_SERVICES, SERVICES, START_ORDER, serviceInfo, type ServiceName } from '@worklane/config';
+
 import { createTestDatabase, type TestDatabase } from './database';
 import { randomKey, signingKeyPairs } from './keys';
 import { freePorts } from './ports';
 import { startService, type EnvInput, type ServiceHandle, type StartServiceOptions } from './service';
-import { GRPC_SERVICES, SERVICES, START_ORDER, serviceInfo, type ServiceName } from './service-table';
 import { privateEnv, serviceEnv, sharedEnv, type Env, type Keys, type Ports } from './services';
 
 export interface StartSystemOptions {

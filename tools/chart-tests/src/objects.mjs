@@ -1,6 +1,11 @@
 // Small queries over rendered objects.
-export const SERVICES = ['gateway', 'token', 'project', 'webhook', 'issue', 'delivery', 'console'];
-export const DATABASE_SERVICES = ['token', 'project', 'webhook', 'issue', 'delivery'];
+import { serviceTable } from './service-table.mjs';
+
+/** The services of the service table, in its order; those with a database (a schema). */
+export const SERVICES = serviceTable().map((service) => service.name);
+export const DATABASE_SERVICES = serviceTable()
+  .filter((service) => service.schema !== null)
+  .map((service) => service.name);
 export const STABLE_SELECTOR_KEYS = ['app.kubernetes.io/name', 'app.kubernetes.io/instance', 'app.kubernetes.io/component'];
 
 export const ofKind = (objects, kind) => objects.filter((object) => object.kind === kind);

@@ -1,12 +1,12 @@
-// The services as the one service table declares them (packages/testing/src/service-table.ts),
+// The services as the one service table declares them (packages/config/src/service-table.ts),
 // read from its source with the TypeScript parser, so checks of the chart, the images and the
-// bake file need no build: [{ name, image, package }] in the table's order.
+// bake file need no build: [{ name, image, package, schema, public }] in the table's order.
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import ts from 'typescript';
 import { repoRoot } from './paths.mjs';
 
-const TABLE = 'packages/testing/src/service-table.ts';
+const TABLE = 'packages/config/src/service-table.ts';
 
 export function serviceTable() {
   const file = path.join(repoRoot, TABLE);
@@ -24,11 +24,18 @@ export function serviceTable() {
   visit(source);
   if (!entries || !ts.isArrayLiteralExpression(entries)) throw new Error(`${TABLE}: no ENTRIES array literal`);
   return entries.elements.map((element) => {
+    const initializer = (name) => element.properties.find((p) => p.name?.getText(source) === name)?.initializer;
     const field = (name) => {
-      const property = element.properties.find((p) => p.name?.getText(source) === name);
-      if (!property || !ts.isStringLiteral(property.initializer)) throw new Error(`${TABLE}: an entry without a literal ${name}`);
-      return property.initializer.text;
+      const value = initializer(name);
+      if (!value || !ts.isStringLiteral(value)) throw new Error(`${TABLE}: an entry without a literal ${name}`);
+      return value.text;
     };
-    return { name: field('name'), image: field('image'), package: field('package') };
+    const optionalField = (name) => (initializer(name)?.kind === ts.SyntaxKind.NullKeyword ? null : field(name));
+    const flag = (name) => {
+      const kind = initializer(name)?.kind;
+      if (kind !== ts.SyntaxKind.TrueKeyword && kind !== ts.SyntaxKind.FalseKeyword) throw new Error(`${TABLE}: an entry without a literal ${name}`);
+      return kind === ts.SyntaxKind.TrueKeyword;
+    };
+    return { name: field('name'), image: field('image'), package: field('package'), schema: optionalField('schema'), public: flag('public') };
   });
 }

@@ -1,64 +1,82 @@
 {{/*
+GENERATED from the service table (packages/config/src/service-table.ts) and the services' own
+configuration schemas by `npm run generate -w @worklane/testing`; do not edit
+(packages/testing/src/service-table.test.ts fails when this file is stale).
+
 The services as the code defines them: ports, probes, what each one stores and which other
 services it calls. Deployments, Services, environment and NetworkPolicies are all derived from
-this one table, so a call added here is wired and allowed in one place.
+it (templates/lib/_services.tpl reads it), so a service or a call added to the table is wired
+and allowed in one place.
 
   http / grpc      container ports (HTTP serves /healthz and /readyz; /metrics is on the
                    `metrics` port, .Values.metrics.port, in every service)
-  grpcProbes       readiness and startup use the native gRPC health probe on the gRPC port
   grpcAddrEnv      variable through which clients find this service's gRPC port
-  database, nats   uses PostgreSQL (own schema, migrations) / NATS JetStream
+  grpcProbes       its HTTP port serves probes only (its API is gRPC): readiness uses the
+                   native gRPC health probe on the gRPC port
+  database, schema uses PostgreSQL (its own schema, migrated by a Job) / NATS JetStream: nats
   public           reached by the ingress controller
   callsHttp        services it calls over HTTP (<NAME>_SERVICE_URL)
   callsGrpc        services it calls over gRPC (their grpcAddrEnv)
-  signs            holds its own Ed25519 signing key (SIGNING_PRIVATE_KEY): it mints caller
-                   identities (gateway, console) or signs its gRPC calls (issue, delivery)
-  trusts           principals whose public keys it holds (<PRINCIPAL>_PUBLIC_KEY): the identity
-                   issuers of its API and the callers of its gRPC methods
+  signs            reads SIGNING_PRIVATE_KEY: it mints caller identities (gateway, console) or
+                   signs its gRPC calls (issue, delivery) with its own Ed25519 key
+  trusts           the principals whose public keys it reads (<PRINCIPAL>_PUBLIC_KEY): the
+                   identity issuers of its API and the callers of its gRPC methods
+  webhookKeys      reads WEBHOOK_SECRET_KEY (webhook secrets encrypted at rest)
+  allowedCidrs     reads WEBHOOK_ALLOWED_CIDRS (private receiver ranges let through)
+  lists            serves API lists: reads the page-size and API-input settings
 */}}
 {{- define "worklane.catalog" -}}
 gateway:
   http: 8080
   public: true
-  signs: true
   callsHttp: [project, webhook, issue, delivery, console]
   callsGrpc: [token]
+  signs: true
 token:
   http: 9101
   grpc: 7001
-  grpcProbes: true
   grpcAddrEnv: TOKEN_SERVICE_ADDR
+  grpcProbes: true
   database: true
+  schema: token
   trusts: [gateway, console, issue, cli]
 project:
   http: 8081
   grpc: 7002
   grpcAddrEnv: PROJECT_GRPC_ADDR
   database: true
+  schema: project
   trusts: [gateway, console, issue, cli]
+  lists: true
 webhook:
   http: 8082
   grpc: 7003
   grpcAddrEnv: WEBHOOK_GRPC_ADDR
   database: true
+  schema: webhook
   trusts: [gateway, console, delivery]
   webhookKeys: true
   allowedCidrs: true
+  lists: true
 issue:
   http: 8083
   database: true
+  schema: issue
   nats: true
   callsGrpc: [project, token]
   signs: true
   trusts: [gateway, console]
+  lists: true
 delivery:
   http: 8084
   database: true
+  schema: delivery
   nats: true
-  allowedCidrs: true
   callsGrpc: [webhook]
   signs: true
   trusts: [gateway, console]
+  allowedCidrs: true
+  lists: true
 console:
   http: 8085
   public: true
@@ -67,20 +85,12 @@ console:
   signs: true
 {{- end -}}
 
-{{/* One service's catalog entry as a dict. Takes (dict "root" $ "component" "gateway"). */}}
-{{- define "worklane.service" -}}
-{{- $catalog := include "worklane.catalog" . | fromYaml -}}
-{{- if not (hasKey $catalog .component) -}}
-{{- fail (printf "unknown Worklane service %q" .component) -}}
-{{- end -}}
-{{- index $catalog .component | toYaml -}}
+{{/* The services in the table's order, as a YAML list. */}}
+{{- define "worklane.serviceNames" -}}
+[gateway, token, project, webhook, issue, delivery, console]
 {{- end -}}
 
-{{/* Names of the services that use PostgreSQL, as a YAML list. */}}
-{{- define "worklane.databaseServices" -}}
-{{- $names := list -}}
-{{- range $name, $svc := include "worklane.catalog" . | fromYaml -}}
-{{- if $svc.database -}}{{- $names = append $names $name -}}{{- end -}}
-{{- end -}}
-{{- toYaml $names -}}
+{{/* The principals that sign internal calls, each with its own Ed25519 key pair (@worklane/config PRINCIPALS). */}}
+{{- define "worklane.signingPrincipals" -}}
+[gateway, console, issue, delivery, cli]
 {{- end -}}

@@ -6,7 +6,7 @@ secretKeyRef and never copied into the ConfigMap.
 
 {{/* Seconds of SHUTDOWN_TIMEOUT_MS: the grace period less the preStop sleep and 2 s of slack for the SIGKILL race. */}}
 {{- define "worklane.shutdownTimeoutMs" -}}
-{{- $values := index .root.Values .component -}}
+{{- $values := include "worklane.serviceValues" . | fromYaml -}}
 {{- $budget := sub (int $values.terminationGracePeriodSeconds) (int .root.Values.preStopSleepSeconds) | int -}}
 {{- if lt $budget 5 -}}
 {{- fail (printf "%s.terminationGracePeriodSeconds (%d) must exceed preStopSleepSeconds (%d) by at least 5 seconds" .component (int $values.terminationGracePeriodSeconds) (int .root.Values.preStopSleepSeconds)) -}}
@@ -18,7 +18,7 @@ secretKeyRef and never copied into the ConfigMap.
 {{- define "worklane.configData" -}}
 {{- $root := .root -}}
 {{- $svc := include "worklane.service" . | fromYaml -}}
-{{- $values := index $root.Values .component -}}
+{{- $values := include "worklane.serviceValues" . | fromYaml -}}
 {{- $catalog := include "worklane.catalog" . | fromYaml -}}
 {{- $data := dict
   "HOST" "0.0.0.0"
@@ -34,7 +34,7 @@ secretKeyRef and never copied into the ConfigMap.
 {{- $_ := set $data "OTEL_EXPORTER_OTLP_ENDPOINT" . -}}
 {{- end -}}
 {{- if $svc.database -}}
-{{- $_ := set $data "DATABASE_SCHEMA" ($values.database.schema | default .component) -}}
+{{- $_ := set $data "DATABASE_SCHEMA" ($values.database.schema | default $svc.schema) -}}
 {{- $_ := set $data "DATABASE_POOL_MAX" (toString $values.database.poolMax) -}}
 {{- $_ := set $data "MIGRATE_ON_START" (ternary "false" "true" $root.Values.migrations.enabled) -}}
 {{- end -}}
@@ -90,7 +90,7 @@ the client's before it. Trusting exactly those hops ignores whatever the client 
 {{- $_ := set $data "DELIVERY_FANOUT_PER_TEAM_BURST" (printf "%d" (int64 $delivery.fanOutPerTeamBurst)) -}}
 {{- end -}}
 {{- /* Page sizes of the API's lists and the per-team quotas. */ -}}
-{{- if has .component (list "project" "webhook" "issue" "delivery") -}}
+{{- if $svc.lists -}}
 {{- if gt (int64 $root.Values.lists.defaultLimit) (int64 $root.Values.lists.maxLimit) -}}
 {{- fail (printf "lists.defaultLimit (%d) must not exceed lists.maxLimit (%d)" (int64 $root.Values.lists.defaultLimit) (int64 $root.Values.lists.maxLimit)) -}}
 {{- end -}}
@@ -142,7 +142,7 @@ the client's before it. Trusting exactly those hops ignores whatever the client 
 {{/* Where one service's DATABASE_URL comes from, as YAML {name, key}. */}}
 {{- define "worklane.databaseSecretRef" -}}
 {{- $root := .root -}}
-{{- $values := index $root.Values .component -}}
+{{- $values := include "worklane.serviceValues" . | fromYaml -}}
 {{- if $values.database.existingSecret.name -}}
 name: {{ $values.database.existingSecret.name }}
 key: {{ $values.database.existingSecret.key }}
@@ -169,7 +169,7 @@ names are the downward-API variables declared before it. Takes (dict "root" $ "c
 */}}
 {{- define "worklane.resourceAttributes" -}}
 {{- $root := .root -}}
-{{- $own := (index $root.Values .component).image -}}
+{{- $own := (include "worklane.serviceValues" . | fromYaml).image | default dict -}}
 {{- $attributes := dict
   "service.namespace" $root.Release.Name
   "service.version" ($own.tag | default $root.Values.image.tag | default $root.Chart.AppVersion | toString)
@@ -190,7 +190,7 @@ names are the downward-API variables declared before it. Takes (dict "root" $ "c
 {{- define "worklane.secretEnv" -}}
 {{- $root := .root -}}
 {{- $svc := include "worklane.service" . | fromYaml -}}
-{{- $values := index $root.Values .component -}}
+{{- $values := include "worklane.serviceValues" . | fromYaml -}}
 - name: OTEL_SERVICE_NAME
   valueFrom:
     fieldRef:

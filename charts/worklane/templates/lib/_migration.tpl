@@ -15,7 +15,7 @@ helm.sh/hook-delete-policy: before-hook-creation,hook-succeeded
 {{- define "worklane.migrationJob" -}}
 {{- $root := .root -}}
 {{- $svc := include "worklane.service" . | fromYaml -}}
-{{- $values := index $root.Values .component -}}
+{{- $values := include "worklane.serviceValues" . | fromYaml -}}
 {{- if and $root.Values.migrations.enabled $svc.database -}}
 {{- $migrate := dict "root" $root "component" "migrate" -}}
 {{- $dbRef := include "worklane.databaseSecretRef" . | fromYaml -}}

@@ -59,7 +59,7 @@ helm.sh/chart: {{ include "worklane.chart" .root }}
 
 {{/* The Kubernetes name of one service's ServiceAccount. Takes (dict "root" $ "component" "gateway"). */}}
 {{- define "worklane.serviceAccountName" -}}
-{{- $sa := (index .root.Values .component).serviceAccount -}}
+{{- $sa := (include "worklane.serviceValues" . | fromYaml).serviceAccount -}}
 {{- if $sa.create -}}
 {{- default (include "worklane.componentName" .) $sa.name -}}
 {{- else -}}
@@ -70,7 +70,7 @@ helm.sh/chart: {{ include "worklane.chart" .root }}
 {{/* Image reference of one service. Takes (dict "root" $ "component" "gateway"). */}}
 {{- define "worklane.image" -}}
 {{- $global := .root.Values.image -}}
-{{- $own := (index .root.Values .component).image -}}
+{{- $own := (include "worklane.serviceValues" . | fromYaml).image | default dict -}}
 {{- $repository := $own.repository | default (printf "%s/%s/%s" $global.registry $global.namespace .component) -}}
 {{- if $own.digest -}}
 {{- printf "%s@%s" $repository $own.digest -}}

@@ -16,7 +16,7 @@ data:
 
 {{- define "worklane.k8sService" -}}
 {{- $svc := include "worklane.service" . | fromYaml -}}
-{{- $values := index .root.Values .component -}}
+{{- $values := include "worklane.serviceValues" . | fromYaml -}}
 apiVersion: v1
 kind: Service
 metadata:
@@ -53,7 +53,7 @@ spec:
 {{- end -}}
 
 {{- define "worklane.serviceAccount" -}}
-{{- $values := index .root.Values .component -}}
+{{- $values := include "worklane.serviceValues" . | fromYaml -}}
 {{- if $values.serviceAccount.create -}}
 apiVersion: v1
 kind: ServiceAccount
@@ -72,7 +72,7 @@ automountServiceAccountToken: false
 {{- end -}}
 
 {{- define "worklane.hpa" -}}
-{{- $values := index .root.Values .component -}}
+{{- $values := include "worklane.serviceValues" . | fromYaml -}}
 {{- if $values.autoscaling.enabled -}}
 {{- if gt (int $values.autoscaling.minReplicas) (int $values.autoscaling.maxReplicas) -}}
 {{- fail (printf "%s.autoscaling.minReplicas must not exceed maxReplicas" .component) -}}
@@ -113,9 +113,14 @@ spec:
 {{- end -}}
 {{- end -}}
 
+{{/*
+A PodDisruptionBudget for a service that can run more than one pod: with a single pod, a budget
+that keeps it up would block every node drain, and one that lets it go protects nothing.
+*/}}
 {{- define "worklane.pdb" -}}
-{{- $values := index .root.Values .component -}}
-{{- if $values.pdb.enabled -}}
+{{- $values := include "worklane.serviceValues" . | fromYaml -}}
+{{- $pods := ternary (int $values.autoscaling.maxReplicas) (int $values.replicaCount) $values.autoscaling.enabled -}}
+{{- if and $values.pdb.enabled (gt $pods 1) -}}
 apiVersion: policy/v1
 kind: PodDisruptionBudget
 metadata:

@@ -26,13 +26,10 @@ data:
 {{- end -}}
 
 {{/*
-The principals that sign: the gateway and the console mint caller identities, the issue and
-delivery services sign their gRPC calls, the operator CLI signs its calls to the token and
-project services. Each has its own Ed25519 key pair.
+The principals that sign (worklane.signingPrincipals, in _catalog.tpl): the gateway and the console
+mint caller identities, the issue and delivery services sign their gRPC calls, the operator CLI
+signs its calls to the token and project services. Each has its own Ed25519 key pair.
 */}}
-{{- define "worklane.signingPrincipals" -}}
-{{- toYaml (list "gateway" "console" "issue" "delivery" "cli") -}}
-{{- end -}}
 
 {{/* Name of a principal's signing Secret (tls.key, tls.crt). Takes (dict "root" $ "principal" "gateway"). */}}
 {{- define "worklane.signingSecretName" -}}

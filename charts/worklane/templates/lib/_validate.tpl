@@ -3,16 +3,17 @@
 {{- range $name := include "worklane.databaseServices" $ | fromYamlArray -}}
 {{- $_ := include "worklane.databaseSecretRef" (dict "root" $ "component" $name) -}}
 {{- end -}}
+{{- $principals := include "worklane.signingPrincipals" $ | fromYamlArray -}}
 {{- range $principal, $_ := .Values.secrets.signingKeys.existingSecrets | default dict -}}
-{{- if not (has $principal (include "worklane.signingPrincipals" $ | fromYamlArray)) -}}
-{{- fail (printf "secrets.signingKeys.existingSecrets: %q is not a signing principal (gateway, console, issue, delivery, cli)" $principal) -}}
+{{- if not (has $principal $principals) -}}
+{{- fail (printf "secrets.signingKeys.existingSecrets: %q is not a signing principal (%s)" $principal (join ", " $principals)) -}}
 {{- end -}}
 {{- end -}}
 {{- if and .Values.ingress.enabled (not .Values.ingress.hosts) -}}
 {{- fail "ingress.enabled needs at least one host in ingress.hosts" -}}
 {{- end -}}
 {{- range $name, $_ := include "worklane.catalog" $ | fromYaml -}}
-{{- if or (hasKey ($.Values.env | default dict) "OTEL_RESOURCE_ATTRIBUTES") (hasKey ((index $.Values $name).env | default dict) "OTEL_RESOURCE_ATTRIBUTES") -}}
+{{- if or (hasKey ($.Values.env | default dict) "OTEL_RESOURCE_ATTRIBUTES") (hasKey ((index $.Values $name | default dict).env | default dict) "OTEL_RESOURCE_ATTRIBUTES") -}}
 {{- fail "set OpenTelemetry resource attributes in otel.resourceAttributes, not as OTEL_RESOURCE_ATTRIBUTES in env: the chart builds that variable itself" -}}
 {{- end -}}
 {{- end -}}

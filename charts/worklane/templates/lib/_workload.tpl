@@ -4,7 +4,7 @@ The Deployment of one service. Takes (dict "root" $ "component" "gateway").
 {{- define "worklane.deployment" -}}
 {{- $root := .root -}}
 {{- $svc := include "worklane.service" . | fromYaml -}}
-{{- $values := index $root.Values .component -}}
+{{- $values := include "worklane.serviceValues" . | fromYaml -}}
 apiVersion: apps/v1
 kind: Deployment
 metadata:
@@ -159,7 +159,7 @@ livenessProbe:
 {{/* Topology spread of one service: its own list, or zone and node spread from `topologySpread`. */}}
 {{- define "worklane.topologySpreadConstraints" -}}
 {{- $root := .root -}}
-{{- $values := index $root.Values .component -}}
+{{- $values := include "worklane.serviceValues" . | fromYaml -}}
 {{- if $values.topologySpreadConstraints -}}
 {{- toYaml $values.topologySpreadConstraints -}}
 {{- else if $root.Values.topologySpread.enabled -}}

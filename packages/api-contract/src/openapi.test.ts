@@ -72,6 +72,24 @@ describe('the OpenAPI document', () => {
     expect(document.components.schemas.Error.required).toEqual(['message', 'code']);
   });
 
+  it('declares the RateLimit headers on every answer to an authenticated request, and only there', () => {
+    const names = ['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset'];
+    const headersOf = (response: Json) => {
+      const resolved = response.$ref ? document.components.responses[String(response.$ref).split('/').pop()!] : response;
+      return Object.keys(resolved.headers ?? {});
+    };
+    for (const operation of OPERATIONS) {
+      const responses = document.paths[operation.path][operation.method].responses as Record<string, Json>;
+      for (const [status, response] of Object.entries(responses)) {
+        if (operation.public || status === '401') expect(headersOf(response)).not.toEqual(expect.arrayContaining(names.slice(0, 1)));
+        else expect(headersOf(response)).toEqual(expect.arrayContaining(names));
+      }
+    }
+    for (const name of ['RateLimitLimit', 'RateLimitRemaining', 'RateLimitReset']) {
+      expect(document.components.headers[name]).toMatchObject({ required: false, schema: { type: 'integer', minimum: 0 } });
+    }
+  });
+
   it('describes the webhook events and their signature headers', () => {
     for (const event of ['issue.created', 'issue.updated']) {
       const post = document.webhooks[event].post;

@@ -92,16 +92,35 @@ const HEADERS: Record<string, Json> = {
   Location: { description: 'The path of the new resource.', required: true, schema: { type: 'string' } },
   Link: { description: 'When another page follows: `<path?limit=...&cursor=...>; rel="next"` (RFC 8288).', required: false, schema: { type: 'string' } },
   WwwAuthenticate: { description: '`Bearer realm="worklane"`.', required: false, schema: { type: 'string' } },
+  RateLimitLimit: {
+    description:
+      'Requests the tighter of the token’s and the team’s allowances holds at most (its burst). On every answer to an authenticated request while rate limits are on; the same for all gateway replicas.',
+    required: false,
+    schema: { type: 'integer', minimum: 0 },
+  },
+  RateLimitRemaining: { description: 'Whole requests left now in that allowance; a large response spends more than one.', required: false, schema: { type: 'integer', minimum: 0 } },
+  RateLimitReset: {
+    description: 'Seconds until that allowance is full again; on a 429, the same moment as `Retry-After`.',
+    required: false,
+    schema: { type: 'integer', minimum: 0 },
+  },
 };
 
 const requestIdHeader = { [REQUEST_ID_HEADER]: ref('headers', 'RequestId') };
+
+/** On every answer to an authenticated request (the draft IETF RateLimit header fields). */
+const rateLimitHeaders = {
+  'RateLimit-Limit': ref('headers', 'RateLimitLimit'),
+  'RateLimit-Remaining': ref('headers', 'RateLimitRemaining'),
+  'RateLimit-Reset': ref('headers', 'RateLimitReset'),
+};
 
 const errorContent = { 'application/json': { schema: ref('schemas', 'Error') } };
 
 const codesOf = (status: number) =>
   (Object.entries(ERROR_CODES) as [ErrorCode, { status: number; description: string }][]).filter(([, entry]) => entry.status === status);
 
-function errorResponse(status: number, description: string, headers: Json = {}, example?: Json): Json {
+function errorResponse(status: number, description: string, headers: Json = rateLimitHeaders, example?: Json): Json {
   const codes = codesOf(status)
     .map(([code]) => `\`${code}\``)
     .join(', ');
@@ -134,17 +153,18 @@ function messageExample(code: ErrorCode): string {
 
 const RESPONSES: Record<string, Json> = {
   BadRequest: errorResponse(400, 'The body is not valid JSON.'),
+  // Before authentication: no allowance to tell.
   Unauthenticated: errorResponse(401, 'The token is missing, malformed, unknown or revoked.', { 'WWW-Authenticate': ref('headers', 'WwwAuthenticate') }),
   Forbidden: errorResponse(403, 'The `{team}` of the path is not the token’s team.'),
   NotFound: errorResponse(404, 'No such resource in the team, organization or project.'),
   PayloadTooLarge: errorResponse(413, 'The body is larger than the limit (1 MiB by default).'),
   UnsupportedMediaType: errorResponse(415, 'The body is not JSON.'),
-  ValidationFailed: errorResponse(422, 'A field or a query parameter is invalid; `errors` names each.', {}, {
+  ValidationFailed: errorResponse(422, 'A field or a query parameter is invalid; `errors` names each.', rateLimitHeaders, {
     message: 'The name field is required.',
     code: 'validation_failed',
     errors: { name: ['The name field is required.'] },
   }),
-  RateLimited: errorResponse(429, 'Too many requests from this token or its team.', { 'Retry-After': ref('headers', 'RetryAfter') }),
+  RateLimited: errorResponse(429, 'Too many requests from this token or its team.', { 'Retry-After': ref('headers', 'RetryAfter'), ...rateLimitHeaders }),
   ServiceUnavailable: errorResponse(503, 'A service the request needs cannot answer; retry later.'),
 };
 
@@ -168,7 +188,7 @@ function operationObject(operation: Operation): Json {
   if (operation.paging) parameters.push(ref('parameters', 'Limit'), ref('parameters', 'Cursor'));
 
   const success = operation.success;
-  const successHeaders: Json = { ...requestIdHeader };
+  const successHeaders: Json = { ...requestIdHeader, ...(operation.public ? {} : rateLimitHeaders) };
   if (success.location) successHeaders.Location = ref('headers', 'Location');
   if (operation.paging) successHeaders.Link = ref('headers', 'Link');
   const responses: Record<string, Json> = {
@@ -189,7 +209,7 @@ function operationObject(operation: Operation): Json {
       const conflict = CONFLICTS[operation.conflict];
       responses['409'] = {
         description: conflict.description,
-        headers: requestIdHeader,
+        headers: { ...requestIdHeader, ...rateLimitHeaders },
         content: { 'application/json': { schema: ref('schemas', 'Error'), example: conflict.example } },
       };
     }
@@ -286,8 +306,11 @@ ${ERROR_TABLE}
 
 ## Limits
 
-Requests are rate-limited per token and per team; a refused request gets 429 and
-\`Retry-After\`. Per-team quotas bound organizations (50), projects (1,000), webhooks (100) and API
+Requests are rate-limited per token and per team, the same on every gateway replica; a refused
+request gets 429 and \`Retry-After\`. Every answer to an authenticated request says where the
+tighter of the two allowances stands: \`RateLimit-Limit\` (its burst), \`RateLimit-Remaining\` (whole
+requests left) and \`RateLimit-Reset\` (seconds until it is full again; on a 429, as
+\`Retry-After\`). A large response counts as more than one request. Per-team quotas bound organizations (50), projects (1,000), webhooks (100) and API
 tokens (100) by default.
 
 ## Versioning

@@ -14,7 +14,7 @@ let gateways: string[];
 const projects = () => `/teams/${team.team_id}/organizations/${team.organization_id}/projects`;
 
 beforeAll(async () => {
-  // Without the issue, delivery and console services, so that /readyz covers what runs here.
+  // Without the issue, delivery and console services: their routes are not asked here.
   system = await startSystem({
     services: ['token', 'project', 'gateway'],
     serviceEnv: { gateway: { WEBHOOK_SERVICE_URL: '', ISSUE_SERVICE_URL: '', DELIVERY_SERVICE_URL: '', CONSOLE_SERVICE_URL: '' } },
@@ -52,7 +52,7 @@ describe('revocation', () => {
 });
 
 describe('when the token service is down', () => {
-  it('fails closed with 503 on every gateway, reports not ready, and recovers when it returns', async () => {
+  it('fails closed with 503 and Retry-After on every gateway, which stays ready, and recovers when it returns', async () => {
     const token = system.services.token!;
     const readyz = (gateway: string) => direct(gateway, 'GET', '/readyz');
     await eventually(async () => (await readyz(gateways[0]!)).status === 200);
@@ -70,10 +70,14 @@ describe('when the token service is down', () => {
         const response = await api(gateway, unseen.token).get(projects());
         expect(response.status).toBe(503);
         expect(response.body).toEqual({ message: 'Service unavailable.', code: 'service_unavailable' });
+        expect(Number(response.headers['retry-after'])).toBeGreaterThanOrEqual(1);
       }
       // Fail closed means no token is let through, not even an unknown one.
       expect((await api(gateway, 'wl_' + 'B'.repeat(36)).get(projects())).status).toBe(503);
-      expect((await readyz(gateway)).status).toBe(503);
+      // Every gateway answering 503 with Retry-After beats no gateway in the load balancer: what
+      // needs no token (the API description, the console) still works.
+      expect((await readyz(gateway)).status).toBe(200);
+      expect((await direct(gateway, 'GET', '/api/v1/openapi.json')).status).toBe(200);
     }
     // Cached: a gateway may keep accepting team.token until the lease it was granted before the
     // kill runs out (GATEWAY_AUTH_CACHE_TTL_MS and TOKEN_CACHE_MAX_TTL_MS, 1 s by default), and

@@ -1,6 +1,6 @@
 import type { Express } from 'express';
 import type { PublicKeys } from '@worklane/config';
-import { createServiceApp } from '@worklane/http';
+import { createServiceApp, idempotentPosts, type IdempotencyOptions } from '@worklane/http';
 import type { InputLimits } from '@worklane/http';
 import type { Logger, ServiceMetrics } from '@worklane/observability';
 import { deliveryRoutes, type DeliveryRouteDeps } from './routes/deliveries';
@@ -15,6 +15,8 @@ export interface AppDeps extends DeliveryRouteDeps {
   /** Public keys of the principals that mint caller identities (gateway, console). */
   identityIssuers: PublicKeys;
   isReady: () => boolean | Promise<boolean>;
+  /** Idempotency-Key on POSTs (docs/api-idempotency.md); without it the header is ignored. */
+  idempotency?: IdempotencyOptions;
 }
 
 /** The delivery log API; main.ts listens. */
@@ -26,6 +28,9 @@ export function createApp(deps: AppDeps): Express {
     metrics: deps.metrics,
     identityIssuers: deps.identityIssuers,
     isReady: deps.isReady,
-    routes: (router) => deliveryRoutes(router, deps),
+    routes: (router) => {
+      if (deps.idempotency) router.use(idempotentPosts(deps.idempotency));
+      deliveryRoutes(router, deps);
+    },
   });
 }

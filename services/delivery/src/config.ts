@@ -1,5 +1,5 @@
 import { baseServiceSchema, databaseSchema, grpcAddress, loadConfig, port, privateSigningKey, publicKeysSchema, z } from '@worklane/config';
-import { inputLimitSettings } from '@worklane/config';
+import { idempotencySettings, inputLimitSettings } from '@worklane/config';
 import { pagingSettings } from '@worklane/config';
 import { unavailableSettings } from '@worklane/config';
 import { streamSettingsSchema } from '@worklane/messaging';
@@ -72,6 +72,7 @@ export const configSchema = z.object({
   ...streamSettingsSchema,
   EVENT_CONCURRENCY: z.coerce.number().int().min(1).max(500).default(32).describe('Events fanned out at once in this replica'),
   ...pagingSettings,
+  ...idempotencySettings,
 });
 
 export type Config = z.infer<typeof configSchema>;

@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { openServiceDatabase, openWorkerPool, pingDatabase } from '@worklane/db';
 import { closeHttpServer, listen, readiness } from '@worklane/http';
-import { inputLimitsFrom } from '@worklane/http';
+import { inputLimitsFrom, serviceIdempotency } from '@worklane/http';
 import {
   DELIVERY_CONSUMER,
   ISSUE_EVENTS_STREAM,
@@ -151,6 +151,9 @@ async function main(): Promise<void> {
   consumer.start();
   drainer.start();
   retention.start();
+  // Idempotency-Key records of POSTs, and the worker that deletes them once expired.
+  const idempotency = serviceIdempotency(pool, config, logger, metrics.registry);
+  idempotency.retention.start();
 
   const app = createApp({
     inputLimits: inputLimitsFrom(config),
@@ -162,6 +165,7 @@ async function main(): Promise<void> {
     webhooks,
     onDeliveryCreated: () => sender.wake(),
     pageLimits: listPageLimits(config),
+    idempotency: idempotency.options,
     // Its own database only. NATS is not needed to answer: the consumer waits for it, and an
     // outage of NATS keeps the delivery log serving.
     isReady: readiness({ lifecycle, logger, checks: { database: () => pingDatabase(pool) } }),
@@ -181,6 +185,7 @@ async function main(): Promise<void> {
     // Attempts in flight finish and are recorded; everything else stays due in PostgreSQL.
     .onShutdown('sender', () => sender.stop())
     .onShutdown('retention', () => retention.stop())
+    .onShutdown('idempotency key retention', () => idempotency.retention.stop())
     .onShutdown('nats', () => nats.drain())
     .onShutdown('outbound connections', () => dispatchers.close())
     .onShutdown('resolver', () => resolver.cancel())

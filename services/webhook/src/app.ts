@@ -2,7 +2,7 @@ import type { Express } from 'express';
 import type { Pool } from '@worklane/db';
 import { createGrpcServer, type GrpcServer } from '@worklane/grpc';
 import type { PublicKeys } from '@worklane/config';
-import { createServiceApp, identityIssuersOf } from '@worklane/http';
+import { createServiceApp, idempotentPosts, identityIssuersOf, type IdempotencyOptions } from '@worklane/http';
 import type { InputLimits } from '@worklane/http';
 import { promClient, type Logger, type ServiceMetrics } from '@worklane/observability';
 import { loadProto, type WebhookProto } from '@worklane/proto';
@@ -29,6 +29,8 @@ export interface AppDeps {
   isReady: () => boolean | Promise<boolean>;
   /** Page sizes and the per-team webhook quota; the configuration's defaults when not given. */
   limits?: WebhookLimits;
+  /** Idempotency-Key on POSTs (docs/api-idempotency.md); without it the header is ignored. */
+  idempotency?: IdempotencyOptions;
 }
 
 /** Only the delivery service reads subscriptions and their signing secrets. */
@@ -60,7 +62,8 @@ export function createApp(deps: AppDeps): WebhookApp {
     metrics: deps.metrics,
     isReady: deps.isReady,
     identityIssuers: identityIssuersOf(deps.publicKeys),
-    routes: (router) =>
+    routes: (router) => {
+      if (deps.idempotency) router.use(idempotentPosts(deps.idempotency));
       webhookRoutes(router, {
         pool: deps.pool,
         logger: deps.logger,
@@ -68,7 +71,8 @@ export function createApp(deps: AppDeps): WebhookApp {
         receiverPolicy: deps.receiverPolicy,
         onUrlRefused: (reason) => urlRejections.inc({ reason }),
         ...(deps.limits ?? webhookLimits()),
-      }),
+      });
+    },
   });
 
   const { v1 } = loadProto<WebhookProto>('webhook').worklane.webhook;

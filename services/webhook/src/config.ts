@@ -1,6 +1,7 @@
 import {
   baseServiceSchema,
   databaseSchema,
+  idempotencySettings,
   inputLimitSettings,
   list,
   listPageLimits,
@@ -33,6 +34,7 @@ export const configSchema = z.object({
   ...receiverAddressSettings,
   WEBHOOK_DNS_TIMEOUT_MS: z.coerce.number().int().min(100).max(30_000).default(5_000).describe('Time allowed to resolve a webhook host when a URL is saved'),
   ...pagingSettings,
+  ...idempotencySettings,
   TEAM_MAX_WEBHOOKS: teamQuota(100, 'Webhooks'),
 });
 

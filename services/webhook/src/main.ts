@@ -4,7 +4,7 @@ import { TRUSTED_PRINCIPALS } from './config';
 import { join } from 'node:path';
 import { openServiceDatabase, pingDatabase } from '@worklane/db';
 import { closeHttpServer, listen, readiness } from '@worklane/http';
-import { inputLimitsFrom } from '@worklane/http';
+import { inputLimitsFrom, serviceIdempotency } from '@worklane/http';
 import { exitOnStartupFailure, closeMetricsServer, serveMetrics } from '@worklane/observability';
 import { SecretBox, dnsServersLookup } from '@worklane/webhooks';
 import { createApp } from './app';
@@ -30,6 +30,9 @@ async function main(): Promise<void> {
   if (rotation.resealed > 0) logger.info({ resealed: rotation.resealed, keyId: secretBox.currentKeyId }, 'webhook secrets re-encrypted under the current key');
   if (rotation.failed.length > 0) logger.error({ webhookIds: rotation.failed }, 'webhook secrets that could not be decrypted were left as they are');
 
+  // Idempotency-Key records of POSTs, and the worker that deletes them once expired.
+  const idempotency = serviceIdempotency(pool, config, logger, metrics.registry);
+  idempotency.retention.start();
   const app = createApp({
     inputLimits: inputLimitsFrom(config),
     retryAfterSeconds: config.UNAVAILABLE_RETRY_AFTER_SECONDS,
@@ -46,6 +49,7 @@ async function main(): Promise<void> {
     // Its own database only: it needs nothing else to answer.
     isReady: readiness({ lifecycle, logger, checks: { database: () => pingDatabase(pool) } }),
     limits: webhookLimits(config),
+    idempotency: idempotency.options,
   });
   const grpcPort = await app.grpc.listen(config.HOST, config.GRPC_PORT);
   const server = await listen(app.http, config.HTTP_PORT, config.HOST);
@@ -54,6 +58,7 @@ async function main(): Promise<void> {
   lifecycle
     .onShutdown('http', () => closeHttpServer(server))
     .onShutdown('grpc', () => app.grpc.shutdown())
+    .onShutdown('idempotency key retention', () => idempotency.retention.stop())
     .onShutdown('database', () => pool.end())
     .onShutdown('metrics', () => closeMetricsServer(metricsServer))
     .onShutdown('tracing', () => tracing.shutdown());

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { timestamp, type Pool, type Queryable } from '@worklane/db';
+import { timestamp, withTransaction, type InSameTransaction, type Pool, type Queryable } from '@worklane/db';
 import type { DeliveryStatus, EventHeader, FailureReason } from '../domain/delivery';
 import { deliveryId } from '../domain/delivery';
 import type { ClaimBudget } from '../sending/budgets';
@@ -148,9 +148,21 @@ export class DeliveryStore {
     return events.map((fanOut) => counts.get(fanOut.event.id.toLowerCase()) ?? 0);
   }
 
-  /** A delivery outside the event fan-out (ping, redelivery), due at once. */
-  async createOne(delivery: NewDelivery): Promise<DeliveryRecord> {
-    const { rows } = await this.pool.query<DeliveryRecord>(
+  /**
+   * A delivery outside the event fan-out (ping, redelivery), due at once. `recordIn` (the record
+   * of an idempotent request's answer) joins it in a transaction when given.
+   */
+  async createOne(delivery: NewDelivery, recordIn?: InSameTransaction<DeliveryRecord>): Promise<DeliveryRecord> {
+    if (!recordIn) return this.insertOne(this.pool, delivery);
+    return withTransaction(this.pool, async (client) => {
+      const created = await this.insertOne(client, delivery);
+      await recordIn(client, created);
+      return created;
+    });
+  }
+
+  private async insertOne(db: Queryable, delivery: NewDelivery): Promise<DeliveryRecord> {
+    const { rows } = await db.query<DeliveryRecord>(
       `INSERT INTO deliveries (id, event_id, event, team_id, webhook_id, body, trace_context, next_attempt_at, event_created_at, redelivery_of)
        VALUES ($1, $2, $3, $4, $5, $6, $7, now(), $8::timestamptz, $9)
        RETURNING ${RECORD_COLUMNS}`,

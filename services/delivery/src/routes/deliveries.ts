@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Request, Router } from 'express';
-import { HttpError, idParam, notFound, readPage, requireTeam, resource, rowsToFetch, sendPage, type ListKind, type PageLimits } from '@worklane/http';
+import { HttpError, createdAnswer, idParam, notFound, readPage, requireTeam, resource, rowsToFetch, sendPage, type ListKind, type PageLimits } from '@worklane/http';
 import { z } from 'zod';
 import { captureTraceContext } from '@worklane/messaging';
 import type { WebhookDirectory, WebhookTarget } from '../clients/webhooks';
@@ -77,18 +77,22 @@ export function deliveryRoutes(router: Router, deps: DeliveryRouteDeps): void {
         await webhooks.getWebhook(teamId, original.webhookId),
         () => new HttpError(409, 'The webhook of this delivery no longer exists.', undefined, {}, 'webhook_deleted'),
       );
-      const delivery = await deliveries.createOne({
-        eventId: original.eventId,
-        event: original.event,
-        teamId,
-        webhookId: original.webhookId,
-        body: original.body,
-        traceContext: captureTraceContext(),
-        eventCreatedAt: original.eventCreatedAt,
-        redeliveryOf: original.id,
-      });
+      const answer = createdAnswer(req, res);
+      const delivery = await deliveries.createOne(
+        {
+          eventId: original.eventId,
+          event: original.event,
+          teamId,
+          webhookId: original.webhookId,
+          body: original.body,
+          traceContext: captureTraceContext(),
+          eventCreatedAt: original.eventCreatedAt,
+          redeliveryOf: original.id,
+        },
+        answer.recordIn,
+      );
       onDeliveryCreated();
-      res.status(201).json(delivery);
+      answer.send(delivery);
     },
   });
 
@@ -101,17 +105,21 @@ export function deliveryRoutes(router: Router, deps: DeliveryRouteDeps): void {
       const body = Buffer.from(
         JSON.stringify({ id: eventId, event: 'ping', created_at: createdAt, team_id: teamId, webhook: { id: webhook.id, url: webhook.url, events: webhook.events } }),
       );
-      const delivery = await deliveries.createOne({
-        eventId,
-        event: 'ping',
-        teamId,
-        webhookId: webhook.id,
-        body,
-        traceContext: captureTraceContext(),
-        eventCreatedAt: createdAt,
-      });
+      const answer = createdAnswer(req, res);
+      const delivery = await deliveries.createOne(
+        {
+          eventId,
+          event: 'ping',
+          teamId,
+          webhookId: webhook.id,
+          body,
+          traceContext: captureTraceContext(),
+          eventCreatedAt: createdAt,
+        },
+        answer.recordIn,
+      );
       onDeliveryCreated();
-      res.status(201).json(delivery);
+      answer.send(delivery);
     },
   });
 }

@@ -1,4 +1,4 @@
-import { claimTeamQuota, timestamp, withTransaction, type Pool, type Queryable } from '@worklane/db';
+import { claimTeamQuota, timestamp, withTransaction, type InSameTransaction, type Pool, type Queryable } from '@worklane/db';
 import type { WebhookEvent } from '@worklane/api-contract';
 
 /** WebhookResource: exactly the fields the README's Webhook resource lists. The secret is never part of it. */
@@ -57,8 +57,11 @@ export async function findWebhook(db: Queryable, teamId: number, webhookId: numb
   return rows[0];
 }
 
-/** Creates a webhook unless the team holds `maxWebhooks` already (TeamQuotaExceededError). */
-export function createWebhook(pool: Pool, teamId: number, webhook: NewWebhook, maxWebhooks: number): Promise<Webhook> {
+/**
+ * Creates a webhook unless the team holds `maxWebhooks` already (TeamQuotaExceededError);
+ * `recordIn` commits with it (the record of an idempotent request's answer).
+ */
+export function createWebhook(pool: Pool, teamId: number, webhook: NewWebhook, maxWebhooks: number, recordIn?: InSameTransaction<Webhook>): Promise<Webhook> {
   return withTransaction(pool, async (client) => {
     await claimTeamQuota(client, {
       resource: 'webhooks',
@@ -70,6 +73,7 @@ export function createWebhook(pool: Pool, teamId: number, webhook: NewWebhook, m
       `INSERT INTO webhooks (team_id, url, events, active, secret_sealed) VALUES ($1, $2, $3, $4, $5) RETURNING ${RESOURCE}`,
       [teamId, webhook.url, webhook.events, webhook.active, webhook.secretSealed],
     );
+    await recordIn?.(client, rows[0]!);
     return rows[0]!;
   });
 }

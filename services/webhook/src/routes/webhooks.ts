@@ -1,9 +1,9 @@
 import type { Request, Router } from 'express';
 import type { Pool } from '@worklane/db';
-import { bodyOf, byId, idParam, notFound, parseBody, readPage, requireTeam, resource, rowsToFetch, sendPage, withQuotaAnswer, type PageLimits } from '@worklane/http';
+import { bodyOf, byId, createdAnswer, idParam, notFound, parseBody, readPage, requireTeam, resource, rowsToFetch, sendPage, withQuotaAnswer, type PageLimits } from '@worklane/http';
 import type { Logger } from '@worklane/observability';
 import type { AddressRefusal, SecretBox } from '@worklane/webhooks';
-import { createWebhook, deleteWebhook, findWebhook, listWebhooks, updateWebhook } from '../data/webhooks';
+import { createWebhook, deleteWebhook, findWebhook, listWebhooks, updateWebhook, type Webhook } from '../data/webhooks';
 import { requirePublicReceiver, type ReceiverPolicy } from '../domain/receiver-address';
 import { sealSecret } from '../domain/secrets';
 import { createWebhookInput, updateWebhookInput } from '@worklane/api-contract';
@@ -44,6 +44,7 @@ export function webhookRoutes(router: Router, deps: WebhookRouteDeps): void {
       const teamId = teamOf(req);
       const input = parseBody(createWebhookInput, bodyOf(req));
       await checkUrl(input.url);
+      const answer = createdAnswer(req, res, (webhook: Webhook) => `/api/v1/teams/${teamId}/webhooks/${webhook.id}`);
       const webhook = await withQuotaAnswer(() =>
         createWebhook(
           pool,
@@ -55,9 +56,10 @@ export function webhookRoutes(router: Router, deps: WebhookRouteDeps): void {
             secretSealed: input.secret == null ? null : sealSecret(secretBox, input.secret, teamId),
           },
           deps.maxWebhooks,
+          answer.recordIn,
         ),
       );
-      res.status(201).location(`/api/v1/teams/${teamId}/webhooks/${webhook.id}`).json(webhook);
+      answer.send(webhook);
     },
   });
 

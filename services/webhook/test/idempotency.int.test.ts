@@ -1,0 +1,36 @@
+// Idempotency-Key on creating a webhook through the gateway: the retry gets the first answer and
+// its Location, and the team holds one webhook.
+import { randomUUID } from 'node:crypto';
+import { api, bootstrapTeam, startSystem, type ApiClient, type BootstrapResult, type System } from '@worklane/testing';
+
+const PUBLIC_URL = 'https://8.8.8.8/hooks/idempotent';
+
+let system: System;
+let team: BootstrapResult;
+let client: ApiClient;
+
+beforeAll(async () => {
+  system = await startSystem({ services: ['token', 'gateway', 'project', 'webhook'] });
+  team = await bootstrapTeam(system);
+  client = api(system, team.token);
+}, 120_000);
+afterAll(async () => {
+  await system?.stop();
+});
+
+it('creates a webhook once for a key and replays the answer, Location included', async () => {
+  const key = randomUUID();
+  const path = `/teams/${team.team_id}/webhooks`;
+  const body = { url: PUBLIC_URL, events: ['issue.created'], secret: 'whsec_idempotent-0123456789' };
+  const responses = await Promise.all([client.post(path, body, { headers: { 'Idempotency-Key': key } }), client.post(path, body, { headers: { 'Idempotency-Key': key } })]);
+  const original = responses.find((response) => response.status === 201 && response.headers['idempotent-replayed'] === undefined)!;
+  expect(original).toBeDefined();
+  const retry = await client.post(path, body, { headers: { 'Idempotency-Key': key } });
+  expect(retry.status).toBe(201);
+  expect(retry.headers['idempotent-replayed']).toBe('true');
+  expect(retry.headers.location).toBe(`/api/v1/teams/${team.team_id}/webhooks/${original.body.id}`);
+  expect(retry.text).toBe(original.text);
+  expect(retry.text).not.toContain('whsec_');
+  const list = await client.get(path);
+  expect(list.body.data.filter((webhook: { url: string }) => webhook.url === PUBLIC_URL)).toHaveLength(1);
+});

@@ -1,74 +1,28 @@
-// The API's resources as the console reads them (the README's "The API" and the delivery log).
+// The API's resources as the console reads them: the fields its pages show, picked from the
+// schemas of the OpenAPI document (@worklane/api-client), so a field the document renames, drops or
+// retypes fails to compile here rather than showing blank on a page.
+import type { Schemas } from '@worklane/api-client';
 
-export interface Organization {
-  id: number;
-  team_id: number;
-  name: string;
-  created_at: string;
-}
+export type Organization = Pick<Schemas['Organization'], 'id' | 'team_id' | 'name' | 'created_at'>;
 
-export interface Project {
-  id: number;
-  organization_id: number;
-  name: string;
-  slug: string;
-  description: string | null;
-  github_repository: string | null;
-  created_at: string;
-}
+export type Project = Pick<Schemas['Project'], 'id' | 'organization_id' | 'name' | 'slug' | 'description' | 'github_repository' | 'created_at'>;
 
-export interface Issue {
-  id: number;
-  project_id: number;
-  number: number;
-  reference_code: string;
-  title: string;
-  type: string;
-  status: string;
-  priority: string;
-  created_at: string;
-}
+export type Issue = Pick<Schemas['Issue'], 'id' | 'project_id' | 'number' | 'reference_code' | 'title' | 'type' | 'status' | 'priority' | 'created_at'>;
 
-export const WEBHOOK_EVENTS = ['issue.created', 'issue.updated'] as const;
+export type WebhookEvent = Schemas['Webhook']['events'][number];
 
-export interface Webhook {
-  id: number;
-  team_id: number;
-  url: string;
-  events: string[];
-  active: boolean;
-  created_at: string;
-  updated_at: string;
-}
+/** The events a webhook can subscribe to, in the order the form lists them. */
+export const WEBHOOK_EVENTS = ['issue.created', 'issue.updated'] as const satisfies readonly WebhookEvent[];
 
-export interface DeliveryAttempt {
-  number: number;
-  attempted_at: string;
-  status_code: number | null;
-  error: string | null;
-  duration_ms: number;
-  /** The first 4 KiB of the response body. */
-  response_body: string | null;
-}
+export type Webhook = Schemas['Webhook'];
 
-export interface Delivery {
-  /** A UUID. */
-  id: string;
-  webhook_id: number;
-  event: string;
-  status: 'pending' | 'succeeded' | 'failed';
-  failure_reason: 'gone' | 'exhausted' | 'webhook_deleted' | 'webhook_inactive' | null;
-  attempt_count: number;
-  next_attempt_at: string | null;
-  redelivery_of: string | null;
-  created_at: string;
-}
+/** One attempt of a delivery; `response_body` holds the first 4 KiB of the response body. */
+export type DeliveryAttempt = Pick<
+  Schemas['DeliveryDetail']['attempts'][number],
+  'number' | 'attempted_at' | 'status_code' | 'error' | 'duration_ms' | 'response_body'
+>;
 
-export interface DeliveryDetail extends Delivery {
-  attempts: DeliveryAttempt[];
-}
-
-export interface List<T> {
-  data: T[];
-  next_cursor?: string | null;
-}
+export type Delivery = Pick<
+  Schemas['Delivery'],
+  'id' | 'webhook_id' | 'event' | 'status' | 'failure_reason' | 'attempt_count' | 'next_attempt_at' | 'redelivery_of' | 'created_at'
+>;

@@ -1,36 +1,52 @@
 import type { Request } from 'express';
-import type { ApiErrorBody, ServiceApi, ServiceResponse } from '../clients/services';
+import type { ApiClient } from '@worklane/api-client';
+import { requestOf, type ApiErrorBody, type ServiceApi } from '../clients/services';
 import { identityOf, pageNotFound } from '../context';
 
-/** `/api/v1/teams/{team}` of the page's team. */
-export const teamApi = (req: Request, rest: string) => `/api/v1/teams/${req.team!.team_id}${rest}`;
+/** The typed API client that calls the services as the page's person. */
+export const apiOf = (services: ServiceApi, req: Request): ApiClient => services.as(identityOf(req));
+
+/** `{ team }`: the path parameter of the page's team. */
+export const teamOf = (req: Request) => ({ team: req.team!.team_id });
 
 /** An answer the console did not expect from a service: a bug on one side, shown as a 500. */
 export class UnexpectedResponseError extends Error {
-  constructor(method: string, path: string, status: number) {
-    super(`${method} ${path} answered ${status}`);
+  constructor(request: string, status: number) {
+    super(`${request} answered ${status}`);
     this.name = 'UnexpectedResponseError';
   }
 }
 
-/**
- * Calls the API as the page's person. 404 (and 403, which only a mismatch between the page's
- * team and the identity could cause) become the console's not-found page; `accept` lists the
- * other statuses the caller handles itself.
- */
-export async function callApi<Body>(
-  services: ServiceApi,
-  req: Request,
-  method: string,
-  path: string,
-  options: { body?: unknown; accept?: number[] } = {},
-): Promise<ServiceResponse<Body>> {
-  const response = await services.request<Body>(identityOf(req), method, path, options.body);
-  if (response.status >= 200 && response.status < 300) return response;
-  if (options.accept?.includes(response.status)) return response;
-  if (response.status === 404 || response.status === 403) throw pageNotFound();
-  throw new UnexpectedResponseError(method, path, response.status);
+/** What a call of the typed client resolves to: the parsed body of a 2xx, or the error body. */
+export interface ApiResult<Data, Error> {
+  data?: Data;
+  error?: Error;
+  response: Response;
 }
+
+/**
+ * Checks the answer of a call made as the page's person. 404 (and 403, which only a mismatch
+ * between the page's team and the identity could cause) become the console's not-found page;
+ * `accept` lists the other statuses the caller handles itself.
+ */
+export async function callApi<Result extends ApiResult<unknown, unknown>>(call: Promise<Result>, accept: readonly number[] = []): Promise<Result> {
+  const result = await call;
+  const { status } = result.response;
+  if (status >= 200 && status < 300) return result;
+  if (accept.includes(status)) return result;
+  if (status === 404 || status === 403) throw pageNotFound();
+  throw new UnexpectedResponseError(requestOf(result.response), status);
+}
+
+/** The body of a 2xx answer to a call made as the page's person (see callApi). */
+export async function apiData<Data>(call: Promise<ApiResult<Data, unknown>>): Promise<Data> {
+  const result = await callApi(call);
+  return result.data as Data;
+}
+
+/** The error body of an answer the caller accepted, if it has one. */
+export const errorBody = (result: ApiResult<unknown, unknown>): ApiErrorBody | undefined =>
+  typeof result.error === 'object' && result.error !== null ? (result.error as ApiErrorBody) : undefined;
 
 /** Field messages of a 422, under the form's field names (`events.1` belongs to `events`). */
 export function fieldErrors(body: ApiErrorBody | undefined): Record<string, string[]> {

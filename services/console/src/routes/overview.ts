@@ -4,9 +4,9 @@ import type { Router } from 'express';
 import { pageContext, sendPage } from '../context';
 import type { ConsoleDeps } from '../deps';
 import { ServiceUnavailableError } from '../errors';
-import type { Issue, List, Organization, Project } from '../resources';
+import type { Issue, Project } from '../resources';
 import { overviewPage } from '../views/overview';
-import { callApi, CONCURRENCY, mapLimit, teamApi } from './api-calls';
+import { apiData, apiOf, CONCURRENCY, mapLimit, teamOf } from './api-calls';
 
 /** Bounds on the fan-out of one overview page. */
 const OVERVIEW_MAX_ORGANIZATIONS = 50;
@@ -17,18 +17,19 @@ export function mountOverview(router: Router, deps: ConsoleDeps): void {
   const { services, assets, logger } = deps;
 
   router.get('/teams/:team', async (req, res) => {
-    const organizations = (await callApi<List<Organization>>(services, req, 'GET', teamApi(req, '/organizations'))).body.data;
+    const api = apiOf(services, req);
+    const organizations = (await apiData(api.GET('/teams/{team}/organizations', { params: { path: teamOf(req) } }))).data;
     const withProjects = await mapLimit(organizations.slice(0, OVERVIEW_MAX_ORGANIZATIONS), CONCURRENCY, async (organization) => ({
       organization,
-      projects: (await callApi<List<Project>>(services, req, 'GET', teamApi(req, `/organizations/${organization.id}/projects`))).body.data,
+      projects: (await apiData(api.GET('/teams/{team}/organizations/{organization}/projects', { params: { path: { ...teamOf(req), organization: organization.id } } }))).data,
     }));
     let recentIssues: { issue: Issue; project: Project }[] | undefined;
     try {
       // Projects are listed oldest first: the newest are the likeliest to hold recent issues.
       const projects = withProjects.flatMap(({ organization, projects: list }) => list.map((project) => ({ organization, project })));
       const lists = await mapLimit(projects.slice(-OVERVIEW_MAX_PROJECTS_FOR_ISSUES), CONCURRENCY, async ({ organization, project }) => {
-        const path = teamApi(req, `/organizations/${organization.id}/projects/${project.id}/issues`);
-        const issues = (await callApi<List<Issue>>(services, req, 'GET', path)).body.data;
+        const path = { ...teamOf(req), organization: organization.id, project: project.id };
+        const issues = (await apiData(api.GET('/teams/{team}/organizations/{organization}/projects/{project}/issues', { params: { path } }))).data;
         return issues.map((issue) => ({ issue, project }));
       });
       recentIssues = lists

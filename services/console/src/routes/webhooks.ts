@@ -6,10 +6,10 @@ import { formList, formString, pageContext, sendPage } from '../context';
 import type { ConsoleDeps } from '../deps';
 import { ServiceUnavailableError } from '../errors';
 import { noticeFrom } from '../notices';
-import type { Delivery, DeliveryDetail, List, Webhook } from '../resources';
+import type { WebhookEvent } from '../resources';
 import { confirmPage } from '../views/pages';
 import { newWebhookPage, webhookPage, webhooksPage, type DeliveryLogEntry, type WebhookFormValues } from '../views/webhooks';
-import { callApi, CONCURRENCY, fieldErrors, mapLimit, teamApi } from './api-calls';
+import { apiData, apiOf, callApi, CONCURRENCY, errorBody, fieldErrors, mapLimit, teamOf } from './api-calls';
 import { deliveryId, positiveId } from './params';
 
 /** Deliveries per log page, each shown with its attempts. */
@@ -21,7 +21,7 @@ export function mountWebhooks(router: Router, deps: ConsoleDeps): void {
   const webhooksPath = (req: Request) => `/teams/${req.team!.team_id}/settings/webhooks`;
 
   router.get('/teams/:team/settings/webhooks', async (req, res) => {
-    const webhooks = (await callApi<List<Webhook>>(services, req, 'GET', teamApi(req, '/webhooks'))).body.data;
+    const webhooks = (await apiData(apiOf(services, req).GET('/teams/{team}/webhooks', { params: { path: teamOf(req) } }))).data;
     sendPage(res, 200, webhooksPage(pageContext(req, assets, 'webhooks'), { webhooks, notice: noticeFrom(req.query.notice) }));
   });
 
@@ -39,10 +39,12 @@ export function mountWebhooks(router: Router, deps: ConsoleDeps): void {
       active: formString(req.body, 'active') === 'true',
     };
     // Exactly what an API client would send; the webhook service applies its rules and messages.
-    const body = { url: values.url, events: values.events, active: values.active, ...(values.secret ? { secret: values.secret } : {}) };
-    const response = await callApi<Webhook & ApiErrorBody>(services, req, 'POST', teamApi(req, '/webhooks'), { body, accept: [422] });
-    if (response.status === 422) {
-      const errors = fieldErrors(response.body);
+    // The events are sent as the form gave them, known or not: the service's 422 names a wrong one.
+    const events = values.events as WebhookEvent[];
+    const body = { url: values.url, events, active: values.active, ...(values.secret ? { secret: values.secret } : {}) };
+    const response = await callApi(apiOf(services, req).POST('/teams/{team}/webhooks', { params: { path: teamOf(req) }, body }), [422]);
+    if (!response.data) {
+      const errors = fieldErrors(errorBody(response));
       const known = new Set(['url', 'events', 'secret', 'active']);
       const other = Object.entries(errors).filter(([name]) => !known.has(name));
       return sendPage(
@@ -55,27 +57,28 @@ export function mountWebhooks(router: Router, deps: ConsoleDeps): void {
         }),
       );
     }
-    res.redirect(303, `${webhooksPath(req)}/${response.body.id}?notice=webhook-created`);
+    res.redirect(303, `${webhooksPath(req)}/${response.data.id}?notice=webhook-created`);
   });
 
   const webhookId = (req: Request) => positiveId(req.params.webhook);
 
   async function renderWebhook(req: Request, res: Response, status: number, notice?: { kind: 'success' | 'error' | 'info'; text: string }) {
     const id = webhookId(req);
-    const webhook = (await callApi<Webhook>(services, req, 'GET', teamApi(req, `/webhooks/${id}`))).body;
+    const api = apiOf(services, req);
+    const webhook = await apiData(api.GET('/teams/{team}/webhooks/{webhook}', { params: { path: { ...teamOf(req), webhook: id } } }));
     let log: DeliveryLogEntry[] | undefined;
     let olderCursor: string | undefined;
     try {
       const cursor = typeof req.query.cursor === 'string' && /^[A-Za-z0-9_=-]{1,200}$/.test(req.query.cursor) ? req.query.cursor : undefined;
-      const query = `?limit=${LOG_PAGE_SIZE}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`;
-      const list = (await callApi<List<Delivery>>(services, req, 'GET', teamApi(req, `/webhooks/${id}/deliveries${query}`))).body;
+      const list = await apiData(
+        api.GET('/teams/{team}/webhooks/{webhook}/deliveries', { params: { path: { ...teamOf(req), webhook: id }, query: { limit: LOG_PAGE_SIZE, cursor } } }),
+      );
       olderCursor = list.next_cursor ?? undefined;
       log = await mapLimit(list.data.slice(0, LOG_PAGE_SIZE), CONCURRENCY, async (delivery) => {
         // Only the detail carries the attempts; a delivery with none needs no second call.
         if (delivery.attempt_count === 0) return { delivery, attempts: [] };
         try {
-          const path = teamApi(req, `/deliveries/${encodeURIComponent(delivery.id)}`);
-          const detail = (await callApi<DeliveryDetail>(services, req, 'GET', path)).body;
+          const detail = await apiData(api.GET('/teams/{team}/deliveries/{delivery}', { params: { path: { ...teamOf(req), delivery: delivery.id } } }));
           return { delivery: detail, attempts: detail.attempts };
         } catch (error) {
           if (!(error instanceof ServiceUnavailableError)) throw error;
@@ -97,8 +100,8 @@ export function mountWebhooks(router: Router, deps: ConsoleDeps): void {
   router.post('/teams/:team/settings/webhooks/:webhook/active', async (req, res) => {
     const id = webhookId(req);
     const active = formString(req.body, 'active') === 'true';
-    const response = await callApi<ApiErrorBody>(services, req, 'PATCH', teamApi(req, `/webhooks/${id}`), { body: { active }, accept: [409, 422] });
-    if (response.status >= 400) return renderWebhook(req, res, response.status, refusal(response.body, 'The webhook was not changed.'));
+    const response = await callApi(apiOf(services, req).PATCH('/teams/{team}/webhooks/{webhook}', { params: { path: { ...teamOf(req), webhook: id } }, body: { active } }), [409, 422]);
+    if (response.response.status >= 400) return renderWebhook(req, res, response.response.status, refusal(errorBody(response), 'The webhook was not changed.'));
     const notice = active ? 'webhook-activated' : 'webhook-deactivated';
     const target = formString(req.body, 'return_to') === 'list' ? webhooksPath(req) : `${webhooksPath(req)}/${id}`;
     res.redirect(303, `${target}?notice=${notice}`);
@@ -107,7 +110,7 @@ export function mountWebhooks(router: Router, deps: ConsoleDeps): void {
   router.post('/teams/:team/settings/webhooks/:webhook/delete', async (req, res) => {
     const id = webhookId(req);
     if (formString(req.body, 'confirmed') !== 'yes') {
-      const webhook = (await callApi<Webhook>(services, req, 'GET', teamApi(req, `/webhooks/${id}`))).body;
+      const webhook = await apiData(apiOf(services, req).GET('/teams/{team}/webhooks/{webhook}', { params: { path: { ...teamOf(req), webhook: id } } }));
       return sendPage(
         res,
         200,
@@ -121,23 +124,22 @@ export function mountWebhooks(router: Router, deps: ConsoleDeps): void {
         }),
       );
     }
-    await callApi(services, req, 'DELETE', teamApi(req, `/webhooks/${id}`));
+    await callApi(apiOf(services, req).DELETE('/teams/{team}/webhooks/{webhook}', { params: { path: { ...teamOf(req), webhook: id } } }));
     res.redirect(303, `${webhooksPath(req)}?notice=webhook-deleted`);
   });
 
   router.post('/teams/:team/settings/webhooks/:webhook/ping', async (req, res) => {
     const id = webhookId(req);
-    const response = await callApi<ApiErrorBody>(services, req, 'POST', teamApi(req, `/webhooks/${id}/ping`), { accept: [409, 422] });
-    if (response.status >= 400) return renderWebhook(req, res, response.status, refusal(response.body, 'The ping was not sent.'));
+    const response = await callApi(apiOf(services, req).POST('/teams/{team}/webhooks/{webhook}/ping', { params: { path: { ...teamOf(req), webhook: id } } }), [409, 422]);
+    if (response.response.status >= 400) return renderWebhook(req, res, response.response.status, refusal(errorBody(response), 'The ping was not sent.'));
     res.redirect(303, `${webhooksPath(req)}/${id}?notice=ping-sent`);
   });
 
   router.post('/teams/:team/settings/webhooks/:webhook/deliveries/:delivery/redeliver', async (req, res) => {
     const id = webhookId(req);
     const delivery = deliveryId(req.params.delivery);
-    const path = teamApi(req, `/deliveries/${encodeURIComponent(delivery)}/redeliver`);
-    const response = await callApi<ApiErrorBody>(services, req, 'POST', path, { accept: [409, 422] });
-    if (response.status >= 400) return renderWebhook(req, res, response.status, refusal(response.body, 'The delivery was not sent again.'));
+    const response = await callApi(apiOf(services, req).POST('/teams/{team}/deliveries/{delivery}/redeliver', { params: { path: { ...teamOf(req), delivery } } }), [409, 422]);
+    if (response.response.status >= 400) return renderWebhook(req, res, response.response.status, refusal(errorBody(response), 'The delivery was not sent again.'));
     res.redirect(303, `${webhooksPath(req)}/${id}?notice=redelivery-queued`);
   });
 }

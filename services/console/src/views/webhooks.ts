@@ -163,6 +163,7 @@ const FAILURE_REASONS: Record<NonNullable<Delivery['failure_reason']>, string> =
   exhausted: 'every retry failed',
   webhook_deleted: 'the webhook was deleted before it could be sent',
   webhook_inactive: 'the webhook was inactive when it was due',
+  dead_lettered: 'its event could never be published, so it was never sent',
 };
 
 /** Where the delivery stands, beyond its badge: why it failed, or when it is tried next. */

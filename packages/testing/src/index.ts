@@ -34,3 +34,4 @@ export {
 export { PASS_THROUGH, defaultPorts, ownEnv, privateEnv, serviceEnv, sharedEnv, type Env, type Keys, type Ports } from './services';
 export { startSystem, type StartSystemOptions, type System } from './system';
 export { signedCaller, type Caller, type Reply } from './signed-caller';
+export { startTcpRelay, throughRelay, type TcpRelay } from './tcp-relay';

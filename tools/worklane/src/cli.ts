@@ -1,16 +1,38 @@
 import { parseArgs } from 'node:util';
 import { ConfigError } from '@worklane/config';
+import { Api } from './api';
 import { Clients } from './clients';
 import { parseOptions, type Command } from './command';
 import { memberAdd, teamCreate, userCreate } from './commands/accounts';
 import { bootstrap } from './commands/bootstrap';
 import { migrateCommand } from './commands/migrate';
+import { issueCreate, issueList } from './commands/issues';
 import { organizationCreate } from './commands/organization';
+import { organizationList, projectCreate, projectList } from './commands/projects';
 import { tokenCreate, tokenList, tokenRevoke } from './commands/tokens';
+import { webhookCreate, webhookList } from './commands/webhooks';
 import { loadCliConfig, type LoadedConfig } from './config';
 import { CommandError, UsageError } from './errors';
 
-export const COMMANDS: Command[] = [bootstrap, tokenCreate, tokenRevoke, tokenList, userCreate, teamCreate, memberAdd, organizationCreate, migrateCommand];
+export const COMMANDS: Command[] = [
+  bootstrap,
+  tokenCreate,
+  tokenRevoke,
+  tokenList,
+  userCreate,
+  teamCreate,
+  memberAdd,
+  organizationCreate,
+  migrateCommand,
+  // Through the public API, as an API token, with the client generated from its OpenAPI document.
+  organizationList,
+  projectCreate,
+  projectList,
+  issueCreate,
+  issueList,
+  webhookCreate,
+  webhookList,
+];
 
 export interface Io {
   stdout: (text: string) => void;
@@ -28,15 +50,17 @@ function generalHelp(): string {
   return [
     'Usage: worklane <command> [flags]',
     '',
-    'Operate a Worklane system: users, teams, organizations, API tokens and database migrations.',
+    'Operate a Worklane system: users, teams, organizations, API tokens and database migrations,',
+    'and call the API as a team (organizations, projects, issues, webhooks).',
     '',
     'Commands:',
     ...COMMANDS.map((command) => `  ${name(command).padEnd(width)}  ${command.summary}`),
     '',
     'Run `worklane <command> --help` for its flags. Results are printed as one JSON line.',
     '',
-    'Reads TOKEN_SERVICE_ADDR, PROJECT_GRPC_ADDR, CLI_PRIVATE_KEY and DATABASE_URL; those not set',
-    'are taken from the system `npm start` is running (.worklane/dev/runtime.json).',
+    'Reads TOKEN_SERVICE_ADDR, PROJECT_GRPC_ADDR, CLI_PRIVATE_KEY, DATABASE_URL and GATEWAY_URL; those',
+    'not set are taken from the system `npm start` is running (.worklane/dev/runtime.json). The API',
+    'commands call the API as the API token in WORKLANE_TOKEN (API_TIMEOUT_MS per answer).',
   ].join('\n');
 }
 
@@ -101,6 +125,7 @@ export async function runCli(argv: string[], io: Io): Promise<number> {
       flags,
       config,
       clients,
+      api: new Api(config),
       print: (result) => io.stdout(`${JSON.stringify(result)}\n`),
       readStdin: io.readStdin,
     });

@@ -1,4 +1,5 @@
 import type { ParseArgsOptionDescriptor } from 'node:util';
+import type { Api } from './api';
 import type { Clients } from './clients';
 import type { LoadedConfig } from './config';
 import { UsageError } from './errors';
@@ -15,6 +16,8 @@ export interface CommandContext {
   flags: Record<string, string | boolean | undefined>;
   config: LoadedConfig;
   clients: Clients;
+  /** The public API, through the typed client (GATEWAY_URL, WORKLANE_TOKEN). */
+  api: Api;
   /** Writes one JSON document as one line on stdout: the command's result. */
   print(result: unknown): void;
   /** Reads all of stdin (for --password-stdin). */
@@ -44,6 +47,11 @@ export function idFlag(context: CommandContext, name: string): number {
     throw new UsageError(`--${name} must be a positive integer, got ${JSON.stringify(raw ?? '')}`);
   }
   return Number(raw);
+}
+
+/** An optional flag's value as a positive integer, or a usage error naming the flag. */
+export function optionalIdFlag(context: CommandContext, name: string): number | undefined {
+  return context.flags[name] === undefined ? undefined : idFlag(context, name);
 }
 
 export function stringFlag(context: CommandContext, name: string): string {

@@ -28,6 +28,16 @@ describe('CLI configuration', () => {
     expect(loadCliConfig({ DATABASE_SCHEMA: 'mine' }, running).values.DATABASE_SCHEMA).toBe('mine');
   });
 
+  it('takes GATEWAY_URL from the running system, but never an API token', () => {
+    const token = `wl_${'a'.repeat(36)}`;
+    const config = loadCliConfig({}, { ...running, GATEWAY_URL: 'http://127.0.0.1:8080', WORKLANE_TOKEN: token });
+    expect(config.require('GATEWAY_URL')).toBe('http://127.0.0.1:8080');
+    expect(config.values.WORKLANE_TOKEN).toBeUndefined();
+    expect(() => config.require('WORKLANE_TOKEN')).toThrow(/WORKLANE_TOKEN is not set/);
+    expect(loadCliConfig({ WORKLANE_TOKEN: token }, running).require('WORKLANE_TOKEN')).toBe(token);
+    expect(loadCliConfig({}, running).values.API_TIMEOUT_MS).toBe(15_000);
+  });
+
   it('says how to provide a variable a command needs when nothing provides it', () => {
     const config = loadCliConfig({}, {});
     expect(() => config.require('CLI_PRIVATE_KEY')).toThrow(UsageError);
@@ -37,5 +47,8 @@ describe('CLI configuration', () => {
   it('rejects malformed values, naming the variable', () => {
     expect(() => loadCliConfig({ TOKEN_SERVICE_ADDR: 'no port' }, {})).toThrow(/TOKEN_SERVICE_ADDR/);
     expect(() => loadCliConfig({ CLI_PRIVATE_KEY: 'short' }, {})).toThrow(/CLI_PRIVATE_KEY: must be an Ed25519 private key/);
+    expect(() => loadCliConfig({ GATEWAY_URL: 'ftp://example.com' }, {})).toThrow(/GATEWAY_URL: must be an http/);
+    expect(() => loadCliConfig({ WORKLANE_TOKEN: 'wl_not-a-token' }, {})).toThrow(/WORKLANE_TOKEN: must be an API token/);
+    expect(() => loadCliConfig({ WORKLANE_TOKEN: 'wl_not-a-token' }, {})).not.toThrow(/not-a-token/);
   });
 });

@@ -15,6 +15,22 @@ export const configSchema = z.object({
   PROJECT_GRPC_ADDR: grpcAddress().optional().describe('host:port of the project service internal gRPC'),
   CLI_PRIVATE_KEY: privateSigningKey().optional().describe("The operator CLI's Ed25519 private key (PEM): signs its gRPC calls to the token and project services"),
   DATABASE_URL: z.string().startsWith('postgres', 'must be a postgres:// or postgresql:// URL').optional().describe('PostgreSQL URL, for migrate'),
+  GATEWAY_URL: z
+    .url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' })
+    .optional()
+    .describe('URL of the gateway (`http://127.0.0.1:8080`), which the API commands call'),
+  WORKLANE_TOKEN: z
+    .string()
+    .regex(/^wl_[0-9A-Za-z]{36}$/, 'must be an API token: wl_ and 36 letters and digits')
+    .optional()
+    .describe('The API token (`wl_...`) the API commands call as; read from the environment only'),
+  API_TIMEOUT_MS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(600_000)
+    .default(15_000)
+    .describe('How long an API command waits for each answer of the API, in milliseconds'),
   DATABASE_SCHEMA: z
     .string()
     .regex(/^[a-z_][a-z0-9_]*$/, 'must be a lower-case SQL identifier')
@@ -67,13 +83,17 @@ export function loadCliConfig(env: Record<string, string | undefined> = process.
     const own = env[name];
     merged[name] = own !== undefined && own !== '' ? own : fallback[name];
   }
-  // DATABASE_SCHEMA only ever comes from the caller's environment.
+  // These only ever come from the caller's environment: a running `npm start` knows no token.
   merged.DATABASE_SCHEMA = env.DATABASE_SCHEMA || undefined;
+  merged.WORKLANE_TOKEN = env.WORKLANE_TOKEN || undefined;
   const values = loadConfig(configSchema, merged);
   return {
     values,
     require(name) {
       const value = values[name];
+      if (value === undefined && name === 'WORKLANE_TOKEN') {
+        throw new UsageError(`WORKLANE_TOKEN is not set: the API commands call the API as an API token of the team (\`worklane token create\`, or the console).`);
+      }
       if (value === undefined) {
         throw new UsageError(
           `${name} is not set and no running \`npm start\` was found (${runtimeFilePath()}).\n` +

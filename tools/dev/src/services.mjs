@@ -3,6 +3,7 @@
 // definition for `npm start` and the tests; `loadWiring()` reads it once the build has run.
 import crypto from 'node:crypto';
 import fs from 'node:fs';
+import { createRequire } from 'node:module';
 import path from 'node:path';
 
 import { repoRoot } from './util.mjs';
@@ -19,8 +20,8 @@ export async function loadWiring() {
 
 const randomKey = () => crypto.randomBytes(32).toString('hex');
 
-/** The principals that sign internal calls, each with its own Ed25519 key pair. */
-const PRINCIPALS = ['gateway', 'console', 'issue', 'delivery', 'cli'];
+/** The principals that sign internal calls, each with its own Ed25519 key pair (@worklane/config, built). */
+const signingPrincipals = () => createRequire(import.meta.url)('@worklane/config').PRINCIPALS;
 
 function signingKeyPair() {
   const { privateKey, publicKey } = crypto.generateKeyPairSync('ed25519', {
@@ -46,7 +47,7 @@ export function loadDevKeys(root = repoRoot, env = process.env) {
     // first run
   }
   const signing = { ...(stored.signing ?? {}) };
-  const missing = PRINCIPALS.filter((principal) => !isPair(signing[principal]));
+  const missing = signingPrincipals().filter((principal) => !isPair(signing[principal]));
   if (missing.length > 0 || !stored.webhookSecretKey) {
     for (const principal of missing) signing[principal] = signingKeyPair();
     stored = { signing, webhookSecretKey: stored.webhookSecretKey || randomKey() };

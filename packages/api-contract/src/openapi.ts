@@ -165,7 +165,7 @@ const RESPONSES: Record<string, Json> = {
     errors: { name: ['The name field is required.'] },
   }),
   RateLimited: errorResponse(429, 'Too many requests from this token or its team.', { 'Retry-After': ref('headers', 'RetryAfter'), ...rateLimitHeaders }),
-  ServiceUnavailable: errorResponse(503, 'A service the request needs cannot answer; retry later.'),
+  ServiceUnavailable: errorResponse(503, 'A service the request needs cannot answer; retry after Retry-After seconds.', { 'Retry-After': ref('headers', 'RetryAfter'), ...rateLimitHeaders }),
 };
 
 const CONFLICTS: Record<ConflictKind, { description: string; example: Json }> = {

@@ -72,7 +72,7 @@ export class ServiceRunner {
   /**
    * Starts the services: the first of the start order (token, which every other one
    * authenticates through) alone until its /readyz answers 200, then all the others; resolves
-   * once the last (the gateway) is ready. Resolves `{ok: true}`, or `{ok: false, reason}` when
+   * once every one of them is ready (the gateway's readiness says nothing about the others). Resolves `{ok: true}`, or `{ok: false, reason}` when
    * the start timed out or was stopped (`reason` null then).
    */
   async start(envs) {
@@ -87,7 +87,6 @@ export class ServiceRunner {
       }
     };
     const [first, ...rest] = this.startOrder;
-    const last = this.startOrder[this.startOrder.length - 1];
 
     say(`starting ${first}...`);
     this.supervisor.start(first, envs[first]);
@@ -97,7 +96,8 @@ export class ServiceRunner {
     say(`starting ${rest.join(', ')}...`);
     for (const name of rest) this.supervisor.start(name, envs[name]);
 
-    if (!(await waitReady(last))) {
+    const ready = await Promise.all(rest.map(waitReady));
+    if (!ready.every(Boolean)) {
       if (this.stopping) return { ok: false, reason: null };
       const notReady = [];
       for (const name of this.startOrder) {
@@ -107,8 +107,8 @@ export class ServiceRunner {
       return {
         ok: false,
         reason:
-          `${readyz(last)} did not answer 200 within ${formatMs(this.startTimeoutMs)}; ` +
-          `not ready: ${notReady.join(', ') || `none individually (the ${last} itself?)`}`,
+          `not every service answered 200 on /readyz within ${formatMs(this.startTimeoutMs)}; ` +
+          `not ready: ${notReady.join(', ') || 'none any more'}`,
       };
     }
     if (this.failure) return { ok: false, reason: null };

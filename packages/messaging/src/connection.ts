@@ -24,17 +24,3 @@ export async function connectNats(servers: string, name: string, logger: Logger)
   })();
   return connection;
 }
-
-/** Whether the server answers a round trip within `timeoutMs` (for `/readyz`). */
-export async function natsAnswers(connection: NatsConnection, timeoutMs = 1_000): Promise<boolean> {
-  if (connection.isClosed()) return false;
-  let timer: NodeJS.Timeout | undefined;
-  const timedOut = new Promise<boolean>((resolve) => {
-    timer = setTimeout(() => resolve(false), timeoutMs);
-  });
-  try {
-    return await Promise.race([connection.flush().then(() => true, () => false), timedOut]);
-  } finally {
-    clearTimeout(timer);
-  }
-}

@@ -1,4 +1,4 @@
-export { connectNats, natsAnswers, type NatsConnection } from './connection';
+export { connectNats, type NatsConnection } from './connection';
 export {
   injectTraceContext,
   extractTraceContext,

@@ -38,8 +38,9 @@ const SCOPE = 'team_id = $1 AND organization_id = $2 AND project_id = $3';
  * final SELECT that returns the issue and wakes the relays at commit. The payload is built here, in
  * the statement that makes the change, from the same columns the API returns: the webhook body of
  * docs/webhooks.md as compact JSON, `{"id", "event", "created_at", "team_id", "issue"}`, plus
- * `changes` (given as JSON) for issue.updated. `$1` is the team, `eventParam` the event id,
- * `traceParam` the trace context.
+ * `changes` (given as JSON) for issue.updated. This flat form is the outbox's record only: the
+ * relay reads it with packages/messaging and publishes the event's envelope (docs/events.md).
+ * `$1` is the team, `eventParam` the event id, `traceParam` the trace context.
  */
 function writeEventAndReturn(event: IssueEventName, eventParam: string, traceParam: string, changesParam?: string): string {
   const createdAt = event === 'issue.created' ? 'changed.created_at' : 'changed.updated_at';

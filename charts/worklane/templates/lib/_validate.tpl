@@ -9,6 +9,12 @@
 {{- fail (printf "secrets.signingKeys.existingSecrets: %q is not a signing principal (%s)" $principal (join ", " $principals)) -}}
 {{- end -}}
 {{- end -}}
+{{- $services := include "worklane.serviceNames" $ | fromYamlArray -}}
+{{- range $component := .Values.networkPolicy.internetEgress.components -}}
+{{- if not (has $component $services) -}}
+{{- fail (printf "networkPolicy.internetEgress.components: %q is not a Worklane service (%s)" $component (join ", " $services)) -}}
+{{- end -}}
+{{- end -}}
 {{- if and .Values.ingress.enabled (not .Values.ingress.hosts) -}}
 {{- fail "ingress.enabled needs at least one host in ingress.hosts" -}}
 {{- end -}}

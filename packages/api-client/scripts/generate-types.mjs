@@ -3,8 +3,8 @@
 // openapi-typescript. Run by `npm run build` (and `npm run generate`) after api-contract is built,
 // so the client is always typed by the document the services serve; the file is not committed.
 import fs from 'node:fs';
-import path from 'node:path';
 import { createRequire } from 'node:module';
+import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import openapiTS, { astToString } from 'openapi-typescript';
 
@@ -15,7 +15,7 @@ let contract;
 try {
   contract = require('@worklane/api-contract');
 } catch (error) {
-  throw new Error(`@worklane/api-contract is not built: run \`npx turbo run build --filter=@worklane/api-client...\` (${error.message})`);
+  throw new Error(`@worklane/api-contract is not built: run \`npx turbo run build --filter=@worklane/api-client...\` (${error.message})`, { cause: error });
 }
 
 // The version in `info` is the only part of the document that is not the API itself: pin it, so

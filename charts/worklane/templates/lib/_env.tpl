@@ -114,7 +114,13 @@ the client's before it. Trusting exactly those hops ignores whatever the client 
 {{- $_ := set $data "RATE_LIMIT_RESPONSE_UNIT_BYTES" (printf "%d" (int64 .responseUnitBytes)) -}}
 {{- $_ := set $data "RATE_LIMIT_REFUSAL_DELAY_MAX_MS" (printf "%d" (int64 .refusalDelayMaxMs)) -}}
 {{- $_ := set $data "RATE_LIMIT_REFUSALS_HELD_MAX" (printf "%d" (int64 .refusalsHeldMax)) -}}
+{{- $_ := set $data "RATE_LIMIT_SYNC_INTERVAL_MS" (printf "%d" (int64 .syncIntervalMs)) -}}
+{{- $_ := set $data "RATE_LIMIT_SYNC_TIMEOUT_MS" (printf "%d" (int64 .syncTimeoutMs)) -}}
 {{- end -}}
+{{- end -}}
+{{- /* The token service keeps the gateways' shared rate-limit buckets. */ -}}
+{{- if eq .component "token" -}}
+{{- $_ := set $data "RATE_LIMIT_SWEEP_INTERVAL_MS" (printf "%d" (int64 $root.Values.apiRateLimits.sharedSweepIntervalMs)) -}}
 {{- end -}}
 {{- $quotas := $root.Values.teamQuotas -}}
 {{- if eq .component "project" -}}

@@ -33,6 +33,7 @@ function entryLines(service: ServiceInfo): string[] {
     ['webhookKeys', reads('WEBHOOK_SECRET_KEY')],
     ['allowedCidrs', reads('WEBHOOK_ALLOWED_CIDRS')],
     ['lists', reads('LIST_DEFAULT_LIMIT')],
+    ['retryAfter', reads('UNAVAILABLE_RETRY_AFTER_SECONDS')],
   ];
   const lines = [`${service.name}:`];
   for (const [key, value] of fields) {
@@ -71,6 +72,7 @@ export function renderChartCatalog(): string {
     '  webhookKeys      reads WEBHOOK_SECRET_KEY (webhook secrets encrypted at rest)',
     '  allowedCidrs     reads WEBHOOK_ALLOWED_CIDRS (private receiver ranges let through)',
     '  lists            serves API lists: reads the page-size and API-input settings',
+    '  retryAfter       answers requests: reads UNAVAILABLE_RETRY_AFTER_SECONDS (its 503s)',
     '*/}}',
     '{{- define "worklane.catalog" -}}',
     ...SERVICES.flatMap(entryLines),

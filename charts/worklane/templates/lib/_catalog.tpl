@@ -24,6 +24,7 @@ and allowed in one place.
   webhookKeys      reads WEBHOOK_SECRET_KEY (webhook secrets encrypted at rest)
   allowedCidrs     reads WEBHOOK_ALLOWED_CIDRS (private receiver ranges let through)
   lists            serves API lists: reads the page-size and API-input settings
+  retryAfter       answers requests: reads UNAVAILABLE_RETRY_AFTER_SECONDS (its 503s)
 */}}
 {{- define "worklane.catalog" -}}
 gateway:
@@ -32,6 +33,7 @@ gateway:
   callsHttp: [project, webhook, issue, delivery, console]
   callsGrpc: [token]
   signs: true
+  retryAfter: true
 token:
   http: 9101
   grpc: 7001
@@ -48,6 +50,7 @@ project:
   schema: project
   trusts: [gateway, console, issue, cli]
   lists: true
+  retryAfter: true
 webhook:
   http: 8082
   grpc: 7003
@@ -58,6 +61,7 @@ webhook:
   webhookKeys: true
   allowedCidrs: true
   lists: true
+  retryAfter: true
 issue:
   http: 8083
   database: true
@@ -67,6 +71,7 @@ issue:
   signs: true
   trusts: [gateway, console]
   lists: true
+  retryAfter: true
 delivery:
   http: 8084
   database: true
@@ -77,12 +82,14 @@ delivery:
   trusts: [gateway, console]
   allowedCidrs: true
   lists: true
+  retryAfter: true
 console:
   http: 8085
   public: true
   callsHttp: [project, webhook, issue, delivery]
   callsGrpc: [token]
   signs: true
+  retryAfter: true
 {{- end -}}
 
 {{/* The services in the table's order, as a YAML list. */}}

@@ -101,7 +101,7 @@ the client's before it. Trusting exactly those hops ignores whatever the client 
 {{- $_ := set $data "HTTP_MAX_QUERY_VALUE_LENGTH" (printf "%d" (int64 $root.Values.apiInput.maxQueryValueLength)) -}}
 {{- end -}}
 {{- /* The 503 of a request whose dependency cannot answer: how long it asks the client to wait. */ -}}
-{{- if has .component (list "gateway" "console" "project" "webhook" "issue" "delivery") -}}
+{{- if $svc.retryAfter -}}
 {{- $_ := set $data "UNAVAILABLE_RETRY_AFTER_SECONDS" (printf "%d" (int64 $root.Values.unavailable.retryAfterSeconds)) -}}
 {{- end -}}
 {{- if eq .component "gateway" -}}

@@ -45,33 +45,37 @@ function expectCleanFailure(result: CliResult, code: number, message: RegExp) {
   expect(result.stderr).not.toMatch(/\n\s+at /);
 }
 
+/** The JSON line a command that succeeded printed (its stderr in the failure message otherwise). */
+function printed<T>(result: CliResult): T {
+  if (result.code !== 0) throw new Error(`worklane exited ${result.code ?? result.signal}: ${result.stderr}`);
+  return parseJsonLine<T>(result.stdout);
+}
+
 const ids = (extra: Record<string, number> = {}) =>
   Object.entries({ team: team.team_id, ...extra }).flatMap(([name, value]) => [`--${name}`, String(value)]);
 
 describe('worklane API commands', () => {
   it('create and list projects and issues, printing what the API answered', async () => {
-    const organizations = parseJsonLine<{ data: { id: number; name: string }[]; next_cursor: string | null }>((await worklane(['organization', 'list', ...ids()])).stdout);
+    const organizations = printed<{ data: { id: number; name: string }[]; next_cursor: string | null }>(await worklane(['organization', 'list', ...ids()]));
     expect(organizations.data.map((organization) => organization.id)).toEqual([team.organization_id]);
     expect(organizations.next_cursor).toBeNull();
 
     const created = await worklane(['project', 'create', ...ids({ organization: team.organization_id }), '--name', 'CLI Project', '--description', 'Made by the CLI']);
     expect(created.code).toBe(0);
     expect(created.stdout.trim().split('\n')).toHaveLength(1);
-    const project = parseJsonLine<{ id: number; organization_id: number; name: string; slug: string; description: string }>(created.stdout);
+    const project = printed<{ id: number; organization_id: number; name: string; slug: string; description: string }>(created);
     expect(project).toMatchObject({ organization_id: team.organization_id, name: 'CLI Project', slug: 'cli-project', description: 'Made by the CLI' });
 
-    const projects = parseJsonLine<{ data: { id: number }[] }>((await worklane(['project', 'list', ...ids({ organization: team.organization_id })])).stdout);
+    const projects = printed<{ data: { id: number }[] }>(await worklane(['project', 'list', ...ids({ organization: team.organization_id })]));
     expect(projects.data.map((entry) => entry.id)).toEqual([project.id]);
 
     const where = ids({ organization: team.organization_id, project: project.id });
-    const issue = parseJsonLine<{ id: number; title: string; type: string; priority: string }>(
-      (await worklane(['issue', 'create', ...where, '--title', 'Fix the thing', '--type', 'bug', '--priority', 'high'])).stdout,
-    );
+    const issue = printed<{ id: number; title: string; type: string; priority: string }>(await worklane(['issue', 'create', ...where, '--title', 'Fix the thing', '--type', 'bug', '--priority', 'high']));
     expect(issue).toMatchObject({ title: 'Fix the thing', type: 'bug', priority: 'high' });
-    await worklane(['issue', 'create', ...where, '--title', 'Second']);
-    const first = parseJsonLine<{ data: { title: string }[]; next_cursor: string }>((await worklane(['issue', 'list', ...where, '--limit', '1'])).stdout);
+    printed(await worklane(['issue', 'create', ...where, '--title', 'Second']));
+    const first = printed<{ data: { title: string }[]; next_cursor: string }>(await worklane(['issue', 'list', ...where, '--limit', '1']));
     expect(first.data.map((entry) => entry.title)).toEqual(['Second']);
-    const second = parseJsonLine<{ data: { title: string }[] }>((await worklane(['issue', 'list', ...where, '--limit', '1', '--cursor', first.next_cursor])).stdout);
+    const second = printed<{ data: { title: string }[] }>(await worklane(['issue', 'list', ...where, '--limit', '1', '--cursor', first.next_cursor]));
     expect(second.data.map((entry) => entry.title)).toEqual(['Fix the thing']);
 
     // What the CLI made is what the API serves.
@@ -91,10 +95,10 @@ describe('worklane API commands', () => {
     );
     expect(result.code).toBe(0);
     expect(result.stdout).not.toContain(secret);
-    const webhook = parseJsonLine<{ id: number; url: string; events: string[]; active: boolean }>(result.stdout);
+    const webhook = printed<{ id: number; url: string; events: string[]; active: boolean }>(result);
     expect(webhook).toMatchObject({ url: HOOK_URL, events: ['issue.created', 'issue.updated'], active: false });
     const listed = await worklane(['webhook', 'list', '--team', String(other.team_id)], { token: other.token });
-    expect(parseJsonLine<{ data: { id: number }[] }>(listed.stdout).data.map((entry) => entry.id)).toEqual([webhook.id]);
+    expect(printed<{ data: { id: number }[] }>(listed).data.map((entry) => entry.id)).toEqual([webhook.id]);
     expect(listed.stdout).not.toContain(secret);
   });
 

@@ -211,7 +211,8 @@ export const SERVICES: readonly ServiceInfo[] = deepFreeze((ENTRIES as readonly 
 
 /**
  * The order in which the services start: each after every service it calls (the table's order
- * among those that are ready together), so the token service comes first and the gateway last.
+ * among those that are ready together), so the token service comes first and the gateway after
+ * every service it routes to.
  * Throws when the calls form a cycle, which no start order could satisfy.
  */
 export function startOrder(services: readonly ServiceInfo[] = SERVICES): ServiceName[] {
@@ -227,7 +228,7 @@ export function startOrder(services: readonly ServiceInfo[] = SERVICES): Service
   return order;
 }
 
-/** The start order: token first (everyone authenticates through it), the gateway last. */
+/** The start order: token first (everyone authenticates through it), each service after those it calls. */
 export const START_ORDER: readonly ServiceName[] = Object.freeze(startOrder());
 
 export function serviceInfo(name: string): ServiceInfo {

@@ -6,6 +6,10 @@ export const SERVICES = serviceTable().map((service) => service.name);
 export const DATABASE_SERVICES = serviceTable()
   .filter((service) => service.schema !== null)
   .map((service) => service.name);
+/** The services that use NATS JetStream. */
+export const NATS_SERVICES = serviceTable()
+  .filter((service) => service.nats)
+  .map((service) => service.name);
 export const STABLE_SELECTOR_KEYS = ['app.kubernetes.io/name', 'app.kubernetes.io/instance', 'app.kubernetes.io/component'];
 
 export const ofKind = (objects, kind) => objects.filter((object) => object.kind === kind);

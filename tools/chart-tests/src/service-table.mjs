@@ -1,6 +1,6 @@
 // The services as the one service table declares them (packages/config/src/service-table.ts),
 // read from its source with the TypeScript parser, so checks of the chart, the images and the
-// bake file need no build: [{ name, image, package, schema, public }] in the table's order.
+// bake file need no build: [{ name, image, package, schema, nats, public }] in the table's order.
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import ts from 'typescript';
@@ -36,6 +36,6 @@ export function serviceTable() {
       if (kind !== ts.SyntaxKind.TrueKeyword && kind !== ts.SyntaxKind.FalseKeyword) throw new Error(`${TABLE}: an entry without a literal ${name}`);
       return kind === ts.SyntaxKind.TrueKeyword;
     };
-    return { name: field('name'), image: field('image'), package: field('package'), schema: optionalField('schema'), public: flag('public') };
+    return { name: field('name'), image: field('image'), package: field('package'), schema: optionalField('schema'), nats: flag('nats'), public: flag('public') };
   });
 }

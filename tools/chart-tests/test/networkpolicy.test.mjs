@@ -1,6 +1,6 @@
 import { isIP } from 'node:net';
 import { render, renderCi, renderFailure, valueSets } from '../src/helm.mjs';
-import { SERVICES, byComponent, component, ofKind, selects } from '../src/objects.mjs';
+import { DATABASE_SERVICES, NATS_SERVICES, SERVICES, byComponent, component, ofKind, selects } from '../src/objects.mjs';
 
 const PRIVATE_IPV4 = ['10.0.0.0/8', '172.16.0.0/12', '192.168.0.0/16', '169.254.0.0/16', '100.64.0.0/10', '127.0.0.0/8'];
 const PRIVATE_IPV6 = ['::1/128', 'fc00::/7', 'fe80::/10'];
@@ -55,7 +55,10 @@ test('services send only to the services they call, on their ports', () => {
       .filter((p) => SERVICES.includes(component(p)))
       .map((p) => [component(p), p.spec.egress.flatMap((rule) => peerComponents(rule.to).map((target) => `${target}:${rule.ports[0].port}`)).sort()]),
   );
+  // A service not listed calls no other service.
+  const expected = Object.fromEntries(SERVICES.map((name) => [name, []]));
   expect(calls).toEqual({
+    ...expected,
     gateway: ['console:8085', 'delivery:8084', 'issue:8083', 'project:8081', 'token:7001', 'webhook:8082'],
     console: ['delivery:8084', 'issue:8083', 'project:8081', 'token:7001', 'webhook:8082'],
     token: [],
@@ -133,8 +136,8 @@ test('every pod may resolve DNS, and databases and NATS are reached only by the 
     const ports = policy.spec.egress.flatMap((rule) => rule.ports ?? []).map((p) => `${p.port}/${p.protocol}`);
     expect(ports).toEqual(expect.arrayContaining(['53/UDP', '53/TCP']));
     const name = component(policy);
-    expect(ports.includes('5432/TCP')).toBe(['token', 'project', 'webhook', 'issue', 'delivery', 'migrate'].includes(name));
-    expect(ports.includes('4222/TCP')).toBe(['issue', 'delivery'].includes(name));
+    expect(ports.includes('5432/TCP')).toBe([...DATABASE_SERVICES, 'migrate'].includes(name));
+    expect(ports.includes('4222/TCP')).toBe(NATS_SERVICES.includes(name));
   }
 });
 

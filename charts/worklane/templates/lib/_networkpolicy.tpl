@@ -53,7 +53,9 @@ spec:
   policyTypes:
     - Ingress
     - Egress
-  ingress:
+  {{- /* A service that nobody calls, that is not public and not scraped accepts nothing: an empty list, never null. */}}
+  {{- $scraped := and $root.Values.metrics.serviceMonitor.enabled $np.metricsFrom }}
+  ingress:{{ if not (or (and $svc.public $np.ingressFrom) $httpCallers $grpcCallers $scraped) }} []{{ end }}
     {{- if and $svc.public $np.ingressFrom }}
     # The ingress controller.
     - from:

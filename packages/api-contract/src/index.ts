@@ -58,3 +58,4 @@ export {
 export { DELIVERY_HEADERS, ISSUE_EDITABLE_FIELDS, issueCreatedEvent, issueUpdatedEvent, pingEvent } from './webhook-events';
 export { OPERATIONS, REQUEST_SCHEMAS, RESPONSE_SCHEMAS, findOperation, pathParameters, type Operation, type PathParameter } from './operations';
 export { REQUEST_ID_HEADER, REQUEST_ID_PATTERN, buildOpenApiDocument, type DocumentOptions } from './openapi';
+export { IDEMPOTENCY_KEY_HEADER, IDEMPOTENCY_KEY_MAX_LENGTH, IDEMPOTENCY_KEY_PATTERN, IDEMPOTENT_REPLAYED_HEADER } from './idempotency';

@@ -90,6 +90,29 @@ describe('the OpenAPI document', () => {
     }
   });
 
+  it('takes an Idempotency-Key on every POST, with its 400, 409 and 422 codes and the replay header', () => {
+    const resolve = (value: Json) => (value.$ref ? document.components[String(value.$ref).split('/')[2]!][String(value.$ref).split('/').pop()!] : value);
+    const posts = OPERATIONS.filter((operation) => operation.method === 'post');
+    expect(posts.map((operation) => operation.operationId)).toEqual(['createOrganization', 'createProject', 'createIssue', 'createWebhook', 'pingWebhook', 'redeliver']);
+    for (const operation of posts) {
+      const documented = document.paths[operation.path].post;
+      const key = documented.parameters.map(resolve).find((parameter: Json) => parameter.in === 'header');
+      expect(key).toMatchObject({ name: 'Idempotency-Key', required: false, schema: { type: 'string', minLength: 1, maxLength: 255 } });
+      expect(resolve(documented.responses['400']).description).toContain('`idempotency_key_invalid`');
+      expect(resolve(documented.responses['409']).description).toContain('`idempotency_key_in_use`');
+      expect(resolve(documented.responses['422']).description).toContain('`idempotency_key_reused`');
+      expect(Object.keys(documented.responses[String(operation.success.status)].headers)).toContain('Idempotent-Replayed');
+    }
+    for (const operation of OPERATIONS.filter((candidate) => candidate.method !== 'post')) {
+      const documented = document.paths[operation.path][operation.method];
+      expect(JSON.stringify(documented)).not.toContain('Idempotency');
+      if (documented.responses['422']) expect(resolve(documented.responses['422']).description).not.toContain('idempotency_key_reused');
+    }
+    const pattern = new RegExp(document.components.parameters.IdempotencyKey.schema.pattern);
+    for (const key of ['a', '5f0c7a52-3f2e-4f0b-9a57-1d1c0e6b7a21', 'order 42/retry:1', '~'.repeat(255)]) expect(pattern.test(key)).toBe(true);
+    for (const key of ['', ' a', 'a ', 'tab\there', 'é']) expect(pattern.test(key)).toBe(false);
+  });
+
   it('describes the webhook events and their signature headers', () => {
     for (const event of ['issue.created', 'issue.updated']) {
       const post = document.webhooks[event].post;

@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import { ERROR_CODES, errorBody, type ErrorCode } from './errors';
+import { IDEMPOTENCY_KEY_HEADER, IDEMPOTENCY_KEY_MAX_LENGTH, IDEMPOTENCY_KEY_PATTERN, IDEMPOTENT_REPLAYED_HEADER } from './idempotency';
 import { OPERATIONS, REQUEST_SCHEMAS, RESPONSE_SCHEMAS, pathParameters, type ConflictKind, type Operation, type PathParameter } from './operations';
 import { DELIVERY_HEADERS, issueCreatedEvent, issueUpdatedEvent, pingEvent } from './webhook-events';
 
@@ -79,6 +80,15 @@ function parameterComponents(pageLimits: { defaultLimit: number; maxLimit: numbe
     description: 'The `next_cursor` of the previous page, as given: opaque, and valid for this list only.',
     schema: { type: 'string', minLength: 1, maxLength: 512, pattern: '^[A-Za-z0-9_-]+$' },
   };
+  parameters.IdempotencyKey = {
+    name: IDEMPOTENCY_KEY_HEADER,
+    in: 'header',
+    required: false,
+    description:
+      'Makes a retry of this POST safe: a retry with the same key and the same request within 24 hours (by default) gets the first answer again, with `Idempotent-Replayed: true`, and nothing is done twice. The same key with another path or body is a 422 (`idempotency_key_reused`); while the first request runs, a 409 (`idempotency_key_in_use`). Keys belong to the team and the operation. A new UUID per request is the usual choice.',
+    schema: { type: 'string', minLength: 1, maxLength: IDEMPOTENCY_KEY_MAX_LENGTH, pattern: IDEMPOTENCY_KEY_PATTERN },
+    example: '5f0c7a52-3f2e-4f0b-9a57-1d1c0e6b7a21',
+  };
   return parameters;
 }
 
@@ -92,6 +102,11 @@ const HEADERS: Record<string, Json> = {
   Location: { description: 'The path of the new resource.', required: true, schema: { type: 'string' } },
   Link: { description: 'When another page follows: `<path?limit=...&cursor=...>; rel="next"` (RFC 8288).', required: false, schema: { type: 'string' } },
   WwwAuthenticate: { description: '`Bearer realm="worklane"`.', required: false, schema: { type: 'string' } },
+  IdempotentReplayed: {
+    description: 'Present (`true`) when this answer is the one kept for the request’s `Idempotency-Key`, replayed rather than made again.',
+    required: false,
+    schema: { type: 'string', enum: ['true'] },
+  },
   RateLimitLimit: {
     description:
       'Requests the tighter of the token’s and the team’s allowances holds at most (its burst). On every answer to an authenticated request while rate limits are on; the same for all gateway replicas.',
@@ -120,11 +135,11 @@ const errorContent = { 'application/json': { schema: ref('schemas', 'Error') } }
 const codesOf = (status: number) =>
   (Object.entries(ERROR_CODES) as [ErrorCode, { status: number; description: string }][]).filter(([, entry]) => entry.status === status);
 
-function errorResponse(status: number, description: string, headers: Json = rateLimitHeaders, example?: Json): Json {
-  const codes = codesOf(status)
-    .map(([code]) => `\`${code}\``)
-    .join(', ');
-  const [first] = codesOf(status);
+/** An error answer; `only` names its codes when it has fewer than every code of its status. */
+function errorResponse(status: number, description: string, headers: Json = rateLimitHeaders, example?: Json, only?: ErrorCode[]): Json {
+  const ofStatus = codesOf(status).filter(([code]) => !only || only.includes(code));
+  const codes = ofStatus.map(([code]) => `\`${code}\``).join(', ');
+  const [first] = ofStatus;
   return {
     description: `${description} (\`code\`: ${codes})`,
     headers: { ...requestIdHeader, ...headers },
@@ -151,19 +166,25 @@ function messageExample(code: ErrorCode): string {
   return messages[code] ?? 'Error.';
 }
 
+const VALIDATION_EXAMPLE = { message: 'The name field is required.', code: 'validation_failed', errors: { name: ['The name field is required.'] } };
+
 const RESPONSES: Record<string, Json> = {
-  BadRequest: errorResponse(400, 'The body is not valid JSON.'),
+  BadRequest: errorResponse(400, 'The body is not valid JSON.', rateLimitHeaders, undefined, ['bad_request']),
+  PostBadRequest: errorResponse(400, 'The body is not valid JSON, or the `Idempotency-Key` header is malformed.', rateLimitHeaders, undefined, ['bad_request', 'idempotency_key_invalid']),
   // Before authentication: no allowance to tell.
   Unauthenticated: errorResponse(401, 'The token is missing, malformed, unknown or revoked.', { 'WWW-Authenticate': ref('headers', 'WwwAuthenticate') }),
   Forbidden: errorResponse(403, 'The `{team}` of the path is not the token’s team.'),
   NotFound: errorResponse(404, 'No such resource in the team, organization or project.'),
   PayloadTooLarge: errorResponse(413, 'The body is larger than the limit (1 MiB by default).'),
   UnsupportedMediaType: errorResponse(415, 'The body is not JSON.'),
-  ValidationFailed: errorResponse(422, 'A field or a query parameter is invalid; `errors` names each.', rateLimitHeaders, {
-    message: 'The name field is required.',
-    code: 'validation_failed',
-    errors: { name: ['The name field is required.'] },
-  }),
+  ValidationFailed: errorResponse(422, 'A field or a query parameter is invalid; `errors` names each.', rateLimitHeaders, VALIDATION_EXAMPLE, ['validation_failed']),
+  PostValidationFailed: errorResponse(
+    422,
+    'A field is invalid (`errors` names each), or the `Idempotency-Key` was already used with another path or body.',
+    rateLimitHeaders,
+    VALIDATION_EXAMPLE,
+    ['validation_failed', 'idempotency_key_reused'],
+  ),
   RateLimited: errorResponse(429, 'Too many requests from this token or its team.', { 'Retry-After': ref('headers', 'RetryAfter'), ...rateLimitHeaders }),
   ServiceUnavailable: errorResponse(503, 'A service the request needs cannot answer; retry after Retry-After seconds.', { 'Retry-After': ref('headers', 'RetryAfter'), ...rateLimitHeaders }),
 };
@@ -183,14 +204,23 @@ const CONFLICTS: Record<ConflictKind, { description: string; example: Json }> = 
   },
 };
 
+const IN_USE = {
+  description: 'A request with the same `Idempotency-Key` is still being processed (`idempotency_key_in_use`, with `Retry-After`).',
+  example: { message: 'A request with this Idempotency-Key is still being processed; retry after it has finished.', code: 'idempotency_key_in_use' },
+};
+
 function operationObject(operation: Operation): Json {
   const parameters: Json[] = pathParameters(operation.path).map((name) => ref('parameters', PATH_PARAMETERS[name].component));
   if (operation.paging) parameters.push(ref('parameters', 'Limit'), ref('parameters', 'Cursor'));
+  // Every POST of the API takes an Idempotency-Key.
+  const idempotent = operation.method === 'post' && !operation.public;
+  if (idempotent) parameters.push(ref('parameters', 'IdempotencyKey'));
 
   const success = operation.success;
   const successHeaders: Json = { ...requestIdHeader, ...(operation.public ? {} : rateLimitHeaders) };
   if (success.location) successHeaders.Location = ref('headers', 'Location');
   if (operation.paging) successHeaders.Link = ref('headers', 'Link');
+  if (idempotent) successHeaders[IDEMPOTENT_REPLAYED_HEADER] = ref('headers', 'IdempotentReplayed');
   const responses: Record<string, Json> = {
     [String(success.status)]: {
       description: success.description,
@@ -201,23 +231,25 @@ function operationObject(operation: Operation): Json {
     },
   };
   if (!operation.public) {
-    if (operation.body) responses['400'] = ref('responses', 'BadRequest');
+    if (idempotent) responses['400'] = ref('responses', 'PostBadRequest');
+    else if (operation.body) responses['400'] = ref('responses', 'BadRequest');
     responses['401'] = ref('responses', 'Unauthenticated');
     responses['403'] = ref('responses', 'Forbidden');
     responses['404'] = ref('responses', 'NotFound');
-    if (operation.conflict) {
-      const conflict = CONFLICTS[operation.conflict];
+    if (operation.conflict || idempotent) {
+      const conflict = operation.conflict ? CONFLICTS[operation.conflict] : undefined;
+      const descriptions = [conflict?.description, idempotent ? IN_USE.description : undefined].filter((text) => text !== undefined);
       responses['409'] = {
-        description: conflict.description,
-        headers: { ...requestIdHeader, ...rateLimitHeaders },
-        content: { 'application/json': { schema: ref('schemas', 'Error'), example: conflict.example } },
+        description: descriptions.join(' Or: '),
+        headers: { ...requestIdHeader, ...rateLimitHeaders, ...(idempotent ? { 'Retry-After': { ...HEADERS.RetryAfter, required: false } } : {}) },
+        content: { 'application/json': { schema: ref('schemas', 'Error'), example: conflict?.example ?? IN_USE.example } },
       };
     }
     if (operation.body) {
       responses['413'] = ref('responses', 'PayloadTooLarge');
       responses['415'] = ref('responses', 'UnsupportedMediaType');
     }
-    responses['422'] = ref('responses', 'ValidationFailed');
+    responses['422'] = ref('responses', idempotent ? 'PostValidationFailed' : 'ValidationFailed');
     responses['429'] = ref('responses', 'RateLimited');
     responses['503'] = ref('responses', 'ServiceUnavailable');
   }
@@ -303,6 +335,16 @@ the status and \`code\`, never on \`message\`.
 | status | code | when |
 |---|---|---|
 ${ERROR_TABLE}
+
+## Retries
+
+Every POST takes an \`Idempotency-Key\` header (1 to 255 printable ASCII characters; a new UUID per
+request is the usual choice). A retry with the same key and the same request (method, path and JSON
+body) within 24 hours gets the first answer again, with \`Idempotent-Replayed: true\`, and nothing is
+created twice. The same key with another path or body is a 422 (\`idempotency_key_reused\`); while
+the first request is still running, a 409 (\`idempotency_key_in_use\`). Keys belong to the team and
+the operation. A request refused for its input (400, 403, 413, 415, 422) or that failed (5xx) keeps
+nothing: its key can be used again.
 
 ## Limits
 

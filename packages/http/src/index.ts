@@ -40,15 +40,7 @@ export { QUOTA_EXCEEDED, QuotaExceededHttpError, quotaAnswer, withQuotaAnswer } 
 export { TokenBuckets } from './token-buckets';
 export { idempotentPosts, createdAnswer, type CreatedAnswer, type IdempotencyOptions } from './idempotency/middleware';
 export { serviceIdempotency, type ServiceIdempotency } from './idempotency/service';
-export {
-  IDEMPOTENCY_KEY_HEADER,
-  IDEMPOTENCY_KEY_MAX_LENGTH,
-  IDEMPOTENCY_KEY_PATTERN,
-  IDEMPOTENT_REPLAYED_HEADER,
-  canonicalJson,
-  idempotencyKeyOf,
-  requestFingerprint,
-} from './idempotency/request';
+export { IDEMPOTENCY_KEY_HEADER, canonicalJson, idempotencyKeyOf, requestFingerprint } from './idempotency/request';
 export {
   IdempotencyKeyRetention,
   IdempotencyKeys,

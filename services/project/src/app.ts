@@ -2,7 +2,7 @@ import type { Express } from 'express';
 import type { Pool } from '@worklane/db';
 import { createGrpcServer, type GrpcServer } from '@worklane/grpc';
 import type { PublicKeys } from '@worklane/config';
-import { createServiceApp, identityIssuersOf } from '@worklane/http';
+import { createServiceApp, idempotentPosts, identityIssuersOf, type IdempotencyOptions } from '@worklane/http';
 import type { InputLimits } from '@worklane/http';
 import { promClient, type Logger, type ServiceMetrics } from '@worklane/observability';
 import { loadProto, type ProjectProto } from '@worklane/proto';
@@ -27,6 +27,8 @@ export interface AppDeps {
   isReady: () => boolean | Promise<boolean>;
   /** Page sizes and per-team quotas; the configuration's defaults when not given. */
   limits?: ProjectLimits;
+  /** Idempotency-Key on POSTs (docs/api-idempotency.md); without it the header is ignored. */
+  idempotency?: IdempotencyOptions;
 }
 
 /** Who may call each ProjectDirectory method: the CLI administers, the issue service looks projects up. */
@@ -61,6 +63,7 @@ export function createApp(deps: AppDeps): ProjectApp {
     isReady: deps.isReady,
     identityIssuers: identityIssuersOf(deps.publicKeys),
     routes: (router) => {
+      if (deps.idempotency) router.use(idempotentPosts(deps.idempotency));
       organizationRoutes(router, { pool: deps.pool, pageLimits: limits.pageLimits, maxOrganizations: limits.maxOrganizations });
       projectRoutes(router, { pool: deps.pool, onSlugConflict, pageLimits: limits.pageLimits, maxProjects: limits.maxProjects });
     },

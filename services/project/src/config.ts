@@ -2,6 +2,7 @@ import {
   baseServiceSchema,
   databaseSchema,
   grpcAddress,
+  idempotencySettings,
   inputLimitSettings,
   listPageLimits,
   loadConfig,
@@ -25,6 +26,7 @@ export const configSchema = z.object({
   GRPC_PORT: port(7002).describe('Port of the internal ProjectDirectory gRPC service'),
   ...publicKeysSchema(TRUSTED_PRINCIPALS),
   ...pagingSettings,
+  ...idempotencySettings,
   TEAM_MAX_ORGANIZATIONS: teamQuota(50, 'Organizations'),
   TEAM_MAX_PROJECTS: teamQuota(1_000, 'Projects (over all its organizations)'),
 });

@@ -4,7 +4,7 @@ import { TRUSTED_PRINCIPALS, projectLimits } from './config';
 import { join } from 'node:path';
 import { openServiceDatabase, pingDatabase } from '@worklane/db';
 import { closeHttpServer, listen, readiness } from '@worklane/http';
-import { inputLimitsFrom } from '@worklane/http';
+import { inputLimitsFrom, serviceIdempotency } from '@worklane/http';
 import { exitOnStartupFailure, closeMetricsServer, serveMetrics } from '@worklane/observability';
 import { createApp } from './app';
 
@@ -14,6 +14,9 @@ async function main(): Promise<void> {
   const { logger, metrics, lifecycle, tracing } = runtime;
   const pool = await openServiceDatabase('project', config, MIGRATIONS, logger);
 
+  // Idempotency-Key records of POSTs, and the worker that deletes them once expired.
+  const idempotency = serviceIdempotency(pool, config, logger, metrics.registry);
+  idempotency.retention.start();
   const app = createApp({
     inputLimits: inputLimitsFrom(config),
     retryAfterSeconds: config.UNAVAILABLE_RETRY_AFTER_SECONDS,
@@ -24,6 +27,7 @@ async function main(): Promise<void> {
     // Its own database only: it needs nothing else to answer.
     isReady: readiness({ lifecycle, logger, checks: { database: () => pingDatabase(pool) } }),
     limits: projectLimits(config),
+    idempotency: idempotency.options,
   });
   const grpcPort = await app.grpc.listen(config.HOST, config.GRPC_PORT);
   const server = await listen(app.http, config.HTTP_PORT, config.HOST);
@@ -32,6 +36,7 @@ async function main(): Promise<void> {
   lifecycle
     .onShutdown('http', () => closeHttpServer(server))
     .onShutdown('grpc', () => app.grpc.shutdown())
+    .onShutdown('idempotency key retention', () => idempotency.retention.stop())
     .onShutdown('database', () => pool.end())
     .onShutdown('metrics', () => closeMetricsServer(metricsServer))
     .onShutdown('tracing', () => tracing.shutdown());

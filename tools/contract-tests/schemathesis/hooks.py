@@ -9,6 +9,7 @@ identity and the object_level_authorization check are for.
 """
 
 import os
+import uuid
 
 import schemathesis
 from schemathesis.core.parameters import ParameterLocation
@@ -24,8 +25,26 @@ FIXED = {
 }
 
 
+def unique_idempotency_key(case):
+    """A POST's Idempotency-Key, when it is meant to be valid, made unique: generated keys repeat
+    ("0", "00"..., the document's example), and a repeated key with another body is refused (422)
+    by design. Invalid ones (a negative case of the header) are kept, so that their rejection is
+    still checked."""
+    meta = case._meta
+    if case.headers and "Idempotency-Key" in case.headers and not (meta is not None and meta.is_negative_at(ParameterLocation.HEADER)):
+        case.headers["Idempotency-Key"] = str(uuid.uuid4())
+
+
+@schemathesis.hook
+def before_add_examples(context, examples):
+    # The examples phase does not run map_case.
+    for case in examples:
+        unique_idempotency_key(case)
+
+
 @schemathesis.hook
 def map_case(context, case):
+    unique_idempotency_key(case)
     meta = case._meta
     if meta is not None and meta.is_negative_at(ParameterLocation.PATH):
         return case

@@ -1,17 +1,10 @@
 import { createHash } from 'node:crypto';
+import { IDEMPOTENCY_KEY_MAX_LENGTH, IDEMPOTENCY_KEY_PATTERN } from '@worklane/api-contract';
 import { HttpError } from '../errors';
 
-/** The request header that names a POST, so that a retry of it is answered without doing it twice. */
+/** The request header (lower case, as node reads it) that names a POST, so that a retry of it is answered without doing it twice. */
 export const IDEMPOTENCY_KEY_HEADER = 'idempotency-key';
-/** The response header of an answer replayed for a key that was already used. */
-export const IDEMPOTENT_REPLAYED_HEADER = 'Idempotent-Replayed';
 
-export const IDEMPOTENCY_KEY_MAX_LENGTH = 255;
-/**
- * 1 to 255 printable ASCII characters, not starting or ending with a space (HTTP drops those, so
- * such a key could not be told from the one without them). A UUID is the usual choice.
- */
-export const IDEMPOTENCY_KEY_PATTERN = '^[!-~]([ -~]*[!-~])?$';
 const KEY = new RegExp(IDEMPOTENCY_KEY_PATTERN);
 
 const invalidKey = () =>

@@ -1,4 +1,4 @@
-import { claimTeamQuota, timestamp, withTransaction, type Pool, type Queryable } from '@worklane/db';
+import { claimTeamQuota, timestamp, withTransaction, type InSameTransaction, type Pool, type Queryable } from '@worklane/db';
 
 export interface Organization {
   id: number;
@@ -22,8 +22,11 @@ export async function listOrganizations(db: Queryable, teamId: number, page: { t
   return rows;
 }
 
-/** Creates an organization unless the team holds `limit` already (TeamQuotaExceededError). */
-export function createOrganization(pool: Pool, teamId: number, name: string, limit: number): Promise<Organization> {
+/**
+ * Creates an organization unless the team holds `limit` already (TeamQuotaExceededError);
+ * `recordIn` commits with it (the record of an idempotent request's answer).
+ */
+export function createOrganization(pool: Pool, teamId: number, name: string, limit: number, recordIn?: InSameTransaction<Organization>): Promise<Organization> {
   return withTransaction(pool, async (client) => {
     await claimTeamQuota(client, {
       resource: 'organizations',
@@ -32,6 +35,7 @@ export function createOrganization(pool: Pool, teamId: number, name: string, lim
       count: async (db) => Number((await db.query<{ n: string }>('SELECT count(*) AS n FROM organizations WHERE team_id = $1', [teamId])).rows[0]!.n),
     });
     const { rows } = await client.query<Organization>(`INSERT INTO organizations (team_id, name) VALUES ($1, $2) RETURNING ${COLUMNS}`, [teamId, name]);
+    await recordIn?.(client, rows[0]!);
     return rows[0]!;
   });
 }

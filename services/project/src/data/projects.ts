@@ -1,4 +1,4 @@
-import { claimTeamQuota, isUniqueViolation, timestamp, withTransaction, type Pool, type PoolClient, type Queryable } from '@worklane/db';
+import { claimTeamQuota, isUniqueViolation, timestamp, withTransaction, type InSameTransaction, type Pool, type PoolClient, type Queryable } from '@worklane/db';
 import { MAX_SLUG_LENGTH, slugCandidatePrefix, slugify } from '../domain/slug';
 
 /** ProjectResource: exactly the fields the README's Project resource lists. */
@@ -146,7 +146,8 @@ async function countTeamProjects(db: Queryable, teamId: number): Promise<number>
 /**
  * Creates a project with the smallest free slug of its name; undefined when the organization is
  * not in the team; TeamQuotaExceededError when the team holds `maxProjects` already. The quota
- * lock serialises creates within a team, which also makes the slug race rare.
+ * lock serialises creates within a team, which also makes the slug race rare. `recordIn` commits
+ * with the project (the record of an idempotent request's answer).
  */
 export function createProject(
   pool: Pool,
@@ -154,6 +155,7 @@ export function createProject(
   project: NewProject,
   maxProjects: number,
   onConflict?: OnSlugConflict,
+  recordIn?: InSameTransaction<Project>,
 ): Promise<Project | undefined> {
   const base = slugify(project.name);
   const values = [scope.organizationId, scope.teamId, base, slugPattern(base), project.name, project.description ?? null, project.github_repository ?? null];
@@ -162,7 +164,9 @@ export function createProject(
       withTransaction(pool, async (client) => {
         await claimTeamQuota(client, { resource: 'projects', teamId: scope.teamId, limit: maxProjects, count: (db) => countTeamProjects(db, scope.teamId) });
         if (serialised) await lockSlugs(client, scope.organizationId);
-        return (await client.query<Project>(INSERT_PROJECT, values)).rows[0];
+        const created = (await client.query<Project>(INSERT_PROJECT, values)).rows[0];
+        if (created) await recordIn?.(client, created);
+        return created;
       }),
     onConflict,
   );

@@ -1,6 +1,6 @@
 import type { Router } from 'express';
 import type { Pool } from '@worklane/db';
-import { bodyOf, byId, parseBody, readPage, resource, rowsToFetch, sendPage, withQuotaAnswer, type PageLimits } from '@worklane/http';
+import { bodyOf, byId, createdAnswer, parseBody, readPage, resource, rowsToFetch, sendPage, withQuotaAnswer, type PageLimits } from '@worklane/http';
 import { createOrganization, listOrganizations } from '../data/organizations';
 import { createOrganizationInput } from '@worklane/api-contract';
 import { teamScope } from './scope';
@@ -27,7 +27,8 @@ export function organizationRoutes(router: Router, deps: OrganizationRouteDeps):
     post: async (req, res) => {
       const { teamId } = teamScope(req);
       const input = parseBody(createOrganizationInput, bodyOf(req));
-      res.status(201).json(await withQuotaAnswer(() => createOrganization(pool, teamId, input.name, deps.maxOrganizations)));
+      const answer = createdAnswer(req, res);
+      answer.send(await withQuotaAnswer(() => createOrganization(pool, teamId, input.name, deps.maxOrganizations, answer.recordIn)));
     },
   });
 }

@@ -1,6 +1,6 @@
 import type { Router } from 'express';
 import type { Pool } from '@worklane/db';
-import { bodyOf, byId, idParam, notFound, parseBody, readPage, resource, rowsToFetch, sendPage, streamWholeList, withQuotaAnswer, type PageLimits } from '@worklane/http';
+import { bodyOf, byId, createdAnswer, idParam, notFound, parseBody, readPage, resource, rowsToFetch, sendPage, streamWholeList, withQuotaAnswer, type PageLimits } from '@worklane/http';
 import { createProject, findProject, listProjects, updateProject, type OnSlugConflict, type Project } from '../data/projects';
 import { createProjectInput, updateProjectInput } from '@worklane/api-contract';
 import { organizationScope } from './scope';
@@ -36,12 +36,10 @@ export function projectRoutes(router: Router, deps: ProjectRouteDeps): void {
     post: async (req, res) => {
       const scope = organizationScope(req);
       const input = parseBody(createProjectInput, bodyOf(req));
-      const project = await withQuotaAnswer(() => createProject(pool, scope, input, deps.maxProjects, onSlugConflict));
+      const answer = createdAnswer(req, res, (project: Project) => `/api/v1/teams/${scope.teamId}/organizations/${scope.organizationId}/projects/${project.id}`);
+      const project = await withQuotaAnswer(() => createProject(pool, scope, input, deps.maxProjects, onSlugConflict, answer.recordIn));
       if (!project) throw notFound();
-      res
-        .status(201)
-        .location(`/api/v1/teams/${scope.teamId}/organizations/${scope.organizationId}/projects/${project.id}`)
-        .json(project);
+      answer.send(project);
     },
   });
 

@@ -4,9 +4,9 @@
 //   node packages/testing/dist/generate.js --write    rewrites them
 //   (`npm run generate -w @worklane/testing`, after a build; service-table.test.ts fails when
 //   one of them is stale)
-import { SERVICES } from '@worklane/config';
 import fs from 'node:fs';
 import path from 'node:path';
+import { SERVICES } from '@worklane/config';
 
 import { CHART_CATALOG, renderChartCatalog } from './chart-catalog';
 import { repoRoot } from './repo';

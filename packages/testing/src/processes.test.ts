@@ -1,17 +1,17 @@
 // startService / startSystem / the CLI helpers against a fake repository whose "services" are tiny
 // HTTP servers; createTestDatabase and startNatsServer against the servers `npm test` provides.
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { SERVICES } from '@worklane/config';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Client } from 'pg';
+import { SERVICES } from '@worklane/config';
 
 import { bootstrapTeam, createToken, revokeToken } from './cli';
 import { createTestDatabase } from './database';
-import { findExecutable } from './repo';
 import { startNatsServer } from './nats';
+import { findExecutable } from './repo';
 import { startService } from './service';
 import { startSystem } from './system';
 

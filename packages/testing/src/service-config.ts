@@ -2,10 +2,10 @@
 // variables it reads and their defaults. The service table's checks and the chart catalog read it,
 // so what a service needs (its signing key, the public keys it trusts, the list settings) is
 // written once, in the service's own schema.
-import { z, type ServiceName } from '@worklane/config';
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
+import { z, type ServiceName } from '@worklane/config';
 
 import { repoRoot } from './repo';
 

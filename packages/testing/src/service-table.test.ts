@@ -2,15 +2,15 @@
 // the services: their folders, their own configuration defaults (src/config.ts), the files
 // generated from it (./generate.ts) and the rendered Helm chart. A disagreement fails here, naming
 // the service and what differs.
-import { beforeAll, describe, expect, it } from '@jest/globals';
-import { METRICS_PORTS, PRINCIPALS, SERVICES, START_ORDER, serviceUrlEnv, startOrder, type ServiceInfo, type ServiceName } from '@worklane/config';
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
+import { beforeAll, describe, expect, it } from '@jest/globals';
 import { parseAllDocuments } from 'yaml';
+import { METRICS_PORTS, PRINCIPALS, SERVICES, START_ORDER, serviceUrlEnv, startOrder, type ServiceInfo, type ServiceName } from '@worklane/config';
 
-import { findExecutable, repoRoot } from './repo';
 import { GENERATED_FILES } from './generate';
+import { findExecutable, repoRoot } from './repo';
 import { configOf } from './service-config';
 
 const root = repoRoot();

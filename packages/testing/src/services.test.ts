@@ -1,7 +1,7 @@
-import { describe, expect, it } from '@jest/globals';
-import { SERVICES, START_ORDER } from '@worklane/config';
 import { execFileSync } from 'node:child_process';
 import path from 'node:path';
+import { describe, expect, it } from '@jest/globals';
+import { SERVICES, START_ORDER } from '@worklane/config';
 
 import { repoRoot } from './repo';
 import { defaultPorts, serviceEnv } from './services';

@@ -7,9 +7,9 @@
 // the CPU of the rest of it on a 2-core machine and needs a build first; the compiler's strict
 // mode (tsconfig.base.json) already checks the types.
 import js from '@eslint/js';
+import { defineConfig, globalIgnores } from 'eslint/config';
 import prettier from 'eslint-config-prettier/flat';
 import { importX } from 'eslint-plugin-import-x';
-import { defineConfig, globalIgnores } from 'eslint/config';
 import globals from 'globals';
 import tseslint from 'typescript-eslint';
 

@@ -1,12 +1,12 @@
 import { generateKeyPairSync } from 'node:crypto';
-import request from 'supertest';
 import pino from 'pino';
+import request from 'supertest';
+import { z } from 'zod';
 import { createMetrics, createMetricsServer, type ServiceMetrics } from '@worklane/observability';
 import { createServiceApp } from './app';
 import { signIdentity } from './identity';
 import { idParam, resource } from './routes';
 import { parseBody, fields } from './validation';
-import { z } from 'zod';
 
 const gateway = generateKeyPairSync('ed25519');
 const issue = generateKeyPairSync('ed25519');

@@ -1,5 +1,5 @@
-import request from 'supertest';
 import pino from 'pino';
+import request from 'supertest';
 import { z } from 'zod';
 import { createMetrics } from '@worklane/observability';
 import { createServiceApp, type ServiceAppOptions } from './app';

@@ -1,5 +1,5 @@
-import { boundFieldErrors, FieldErrorCollector, truncateText } from './field-errors';
 import { HttpError, validationFailed } from './errors';
+import { boundFieldErrors, FieldErrorCollector, truncateText } from './field-errors';
 
 describe('truncateText', () => {
   it('keeps short text and cuts long text to the limit, marked with an ellipsis', () => {

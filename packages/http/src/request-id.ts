@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import type { RequestHandler } from 'express';
 import { context, createContextKey, trace, type Span } from '@opentelemetry/api';
+import type { RequestHandler } from 'express';
 import { runInRequestContext, type Logger } from '@worklane/observability';
 
 /** The header that names one request from the client to every service it reaches, and back. */

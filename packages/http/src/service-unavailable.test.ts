@@ -1,7 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import request from 'supertest';
 import pino from 'pino';
+import request from 'supertest';
 import { createMetrics, DependencyUnavailableError } from '@worklane/observability';
 import { createServiceApp } from './app';
 import { HttpError } from './errors';

@@ -1,6 +1,6 @@
+import { HttpError } from './errors';
 import { FieldErrorCollector } from './field-errors';
 import { collectTextProblems, requireStorableText, textProblem } from './text-input';
-import { HttpError } from './errors';
 
 const problems = (value: unknown) => {
   const collector = new FieldErrorCollector();

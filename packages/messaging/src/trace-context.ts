@@ -1,5 +1,5 @@
-import { context, propagation, SpanKind, SpanStatusCode, trace, type Attributes, type Context, type Span } from '@opentelemetry/api';
 import { headers as natsHeaders, type MsgHdrs } from '@nats-io/transport-node';
+import { context, propagation, SpanKind, SpanStatusCode, trace, type Attributes, type Context, type Span } from '@opentelemetry/api';
 
 export { SpanKind };
 

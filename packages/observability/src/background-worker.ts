@@ -1,5 +1,5 @@
-import { promClient, type Registry } from './metrics';
 import type { Logger } from './logger';
+import { promClient, type Registry } from './metrics';
 
 /**
  * What one pass of a worker says about the next: `more` (work is left: go again at once), `idle`

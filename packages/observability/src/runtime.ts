@@ -1,5 +1,5 @@
-import { createLogger, type Logger } from './logger';
 import { Lifecycle } from './lifecycle';
+import { createLogger, type Logger } from './logger';
 import { createMetrics, type ServiceMetrics } from './metrics';
 import { startTracing, type Tracing } from './tracing';
 

@@ -1,8 +1,8 @@
 import { spawn } from 'node:child_process';
 
 import { randomId } from './keys';
-import type { Keys } from './services';
 import { cliPath } from './repo';
+import type { Keys } from './services';
 
 /** Anything with the system's shared environment: a System from startSystem(), or {env}. */
 export interface HasEnv {

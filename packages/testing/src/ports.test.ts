@@ -1,5 +1,5 @@
-import { describe, expect, it } from '@jest/globals';
 import net from 'node:net';
+import { describe, expect, it } from '@jest/globals';
 
 import { freePort, freePorts } from './ports';
 

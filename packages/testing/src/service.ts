@@ -1,8 +1,8 @@
-import { SERVICES } from '@worklane/config';
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import readline from 'node:readline';
+import { SERVICES } from '@worklane/config';
 
 import { freePorts } from './ports';
 import { repoRoot, serviceMain } from './repo';

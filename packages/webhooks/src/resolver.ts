@@ -1,5 +1,5 @@
-import { readFileSync } from 'node:fs';
 import { promises as dns } from 'node:dns';
+import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 
 /** The shape of address-policy's HostLookup (`dns.lookup` with `all: true`). */

@@ -1,6 +1,6 @@
 import { generateKeyPairSync } from 'node:crypto';
-import request from 'supertest';
 import pino from 'pino';
+import request from 'supertest';
 import { createMetrics, createMetricsServer } from '@worklane/observability';
 import { createApp, type ConsoleOptions } from './app';
 import type { Accounts } from './clients/accounts';

@@ -2,8 +2,8 @@
 // CSRF check every state-changing request passes.
 import type { CookieOptions, Request, RequestHandler, Response } from 'express';
 import type { Session } from './clients/accounts';
-import { CSRF_FIELD, csrfMatches } from './csrf';
 import { formExpired } from './context';
+import { CSRF_FIELD, csrfMatches } from './csrf';
 import type { ConsoleDeps } from './deps';
 import { parseCookies } from './security';
 

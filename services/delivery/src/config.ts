@@ -1,7 +1,4 @@
-import { baseServiceSchema, databaseSchema, grpcAddress, loadConfig, port, privateSigningKey, publicKeysSchema, z } from '@worklane/config';
-import { idempotencySettings, inputLimitSettings } from '@worklane/config';
-import { pagingSettings } from '@worklane/config';
-import { unavailableSettings } from '@worklane/config';
+import { baseServiceSchema, databaseSchema, grpcAddress, loadConfig, port, privateSigningKey, publicKeysSchema, z, idempotencySettings, inputLimitSettings, pagingSettings, unavailableSettings } from '@worklane/config';
 import { streamSettingsSchema } from '@worklane/messaging';
 import { DEFAULT_RETRY_SCHEDULE, parseRetrySchedule, receiverAddressSettings } from '@worklane/webhooks';
 

@@ -1,11 +1,9 @@
 import { config, runtime } from './instrumentation';
-import { listPageLimits, publicKeysOf } from '@worklane/config';
-import { IDENTITY_ISSUERS } from './config';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { listPageLimits, publicKeysOf } from '@worklane/config';
 import { openServiceDatabase, openWorkerPool, pingDatabase } from '@worklane/db';
-import { closeHttpServer, listen, readiness } from '@worklane/http';
-import { inputLimitsFrom, serviceIdempotency } from '@worklane/http';
+import { closeHttpServer, listen, readiness, inputLimitsFrom, serviceIdempotency } from '@worklane/http';
 import {
   DELIVERY_CONSUMER,
   ISSUE_EVENTS_STREAM,
@@ -20,6 +18,7 @@ import { exitOnStartupFailure, promClient, closeMetricsServer, serveMetrics } fr
 import { CachingResolver, PinnedDispatchers } from '@worklane/webhooks';
 import { createApp } from './app';
 import { grpcWebhookDirectory } from './clients/webhooks';
+import { IDENTITY_ISSUERS } from './config';
 import { recordDeadLettered } from './data/dead-letters';
 import { DeliveryStore } from './data/deliveries';
 import { FanOutBacklog } from './data/fan-out-backlog';

@@ -1,5 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Express, NextFunction, Request, Response } from 'express';
+import type { RequestHandler } from 'http-proxy-middleware';
+import type { Signer } from '@worklane/config';
 import {
   DEFAULT_RETRY_AFTER_SECONDS,
   HttpError,
@@ -13,9 +15,7 @@ import {
   signIdentity,
   type ApiUpstream,
 } from '@worklane/http';
-import type { Signer } from '@worklane/config';
 import type { Logger, ServiceMetrics } from '@worklane/observability';
-import type { RequestHandler } from 'http-proxy-middleware';
 import { apiDescriptionHandler, type ApiDescription } from './api-description';
 import type { TokenAuthenticator } from './authenticate';
 import { readJsonBody } from './body';

@@ -1,4 +1,7 @@
-import { bearerToken } from './authenticate';
+import { grpc } from '@worklane/grpc';
+import { createLogger } from '@worklane/observability';
+import type { tokenV1 } from '@worklane/proto';
+import { bearerToken, TokenAuthenticator } from './authenticate';
 
 describe('bearerToken', () => {
   const token = 'wl_0123456789abcdefghijABCDEFGHIJ012345';
@@ -16,11 +19,6 @@ describe('bearerToken', () => {
     },
   );
 });
-
-import { grpc } from '@worklane/grpc';
-import { createLogger } from '@worklane/observability';
-import type { tokenV1 } from '@worklane/proto';
-import { TokenAuthenticator } from './authenticate';
 
 describe('TokenAuthenticator cache', () => {
   const token = 'wl_0123456789abcdefghijABCDEFGHIJ012345';

@@ -10,8 +10,8 @@
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import type { Express } from 'express';
-import { createLogger, createMetrics } from '@worklane/observability';
 import { API_ROUTES, API_UPSTREAMS, type ApiRoute } from '@worklane/http';
+import { createLogger, createMetrics } from '@worklane/observability';
 import { SERVICES, api, bootstrapTeam, publicKeysOf, repoRoot, signingKeyPairs, startSystem, type BootstrapResult, type System } from '@worklane/testing';
 import { direct } from './support';
 

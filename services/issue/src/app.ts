@@ -1,7 +1,6 @@
 import type { Express } from 'express';
 import type { PublicKeys } from '@worklane/config';
-import { createServiceApp, idempotentPosts, type IdempotencyOptions } from '@worklane/http';
-import type { InputLimits } from '@worklane/http';
+import { createServiceApp, idempotentPosts, type IdempotencyOptions, type InputLimits } from '@worklane/http';
 import type { Logger, ServiceMetrics } from '@worklane/observability';
 import { issueRoutes, type IssueRouteDeps } from './routes/issues';
 

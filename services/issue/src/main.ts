@@ -1,14 +1,13 @@
 import { config, runtime } from './instrumentation';
-import { listPageLimits, publicKeysOf } from '@worklane/config';
-import { IDENTITY_ISSUERS } from './config';
 import { join } from 'node:path';
+import { listPageLimits, publicKeysOf } from '@worklane/config';
 import { openServiceDatabase, openWorkerPool, pingDatabase } from '@worklane/db';
-import { closeHttpServer, listen, readiness } from '@worklane/http';
-import { inputLimitsFrom, serviceIdempotency } from '@worklane/http';
+import { closeHttpServer, listen, readiness, inputLimitsFrom, serviceIdempotency } from '@worklane/http';
 import { connectNats, ensureIssueEventsStream, jetstream, jetstreamManager, registerStreamMetrics, streamLimitsFrom } from '@worklane/messaging';
 import { exitOnStartupFailure, promClient, closeMetricsServer, serveMetrics } from '@worklane/observability';
 import { createApp } from './app';
 import { grpcProjectDirectory, grpcTeamMembers, rememberingProjectDirectory } from './clients/directories';
+import { IDENTITY_ISSUERS } from './config';
 import { IssueStore } from './data/issues';
 import { OutboxRelay } from './events/relay';
 

@@ -2,6 +2,7 @@
 // and a full stream refuses publishes so that the relay backs off with the events kept in the
 // outbox: nothing undelivered is dropped.
 import { randomUUID } from 'node:crypto';
+import { AckPolicy, RetentionPolicy } from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { createPool } from '@worklane/db';
 import {
@@ -16,7 +17,6 @@ import {
   streamLimitsFrom,
 } from '@worklane/messaging';
 import { api, bootstrapTeam, freePorts, startNatsServer, startSystem, type NatsServer, type System } from '@worklane/testing';
-import { AckPolicy, RetentionPolicy } from '@nats-io/jetstream';
 
 const GIB = 1024 ** 3;
 

@@ -1,9 +1,8 @@
 import type { Express } from 'express';
+import type { PublicKeys } from '@worklane/config';
 import type { Pool } from '@worklane/db';
 import { createGrpcServer, type GrpcServer } from '@worklane/grpc';
-import type { PublicKeys } from '@worklane/config';
-import { createServiceApp, idempotentPosts, identityIssuersOf, type IdempotencyOptions } from '@worklane/http';
-import type { InputLimits } from '@worklane/http';
+import { createServiceApp, idempotentPosts, identityIssuersOf, type IdempotencyOptions, type InputLimits } from '@worklane/http';
 import { promClient, type Logger, type ServiceMetrics } from '@worklane/observability';
 import { loadProto, type ProjectProto } from '@worklane/proto';
 import { projectLimits, type ProjectLimits } from './config';

@@ -1,12 +1,11 @@
 import { config, runtime } from './instrumentation';
-import { publicKeysOf } from '@worklane/config';
-import { TRUSTED_PRINCIPALS, projectLimits } from './config';
 import { join } from 'node:path';
+import { publicKeysOf } from '@worklane/config';
 import { openServiceDatabase, pingDatabase } from '@worklane/db';
-import { closeHttpServer, listen, readiness } from '@worklane/http';
-import { inputLimitsFrom, serviceIdempotency } from '@worklane/http';
+import { closeHttpServer, listen, readiness, inputLimitsFrom, serviceIdempotency } from '@worklane/http';
 import { exitOnStartupFailure, closeMetricsServer, serveMetrics } from '@worklane/observability';
 import { createApp } from './app';
+import { TRUSTED_PRINCIPALS, projectLimits } from './config';
 
 const MIGRATIONS = join(__dirname, '..', 'migrations');
 

@@ -1,6 +1,6 @@
 import type { Express } from 'express';
-import type { Pool } from '@worklane/db';
 import type { PublicKeys } from '@worklane/config';
+import type { Pool } from '@worklane/db';
 import { createGrpcServer, type GrpcServer } from '@worklane/grpc';
 import { createServiceApp } from '@worklane/http';
 import type { Logger, ServiceMetrics } from '@worklane/observability';

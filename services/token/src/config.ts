@@ -1,5 +1,4 @@
-import { baseServiceSchema, databaseSchema, loadConfig, port, publicKeysSchema, z } from '@worklane/config';
-import { teamQuota } from '@worklane/config';
+import { baseServiceSchema, databaseSchema, loadConfig, port, publicKeysSchema, z, teamQuota } from '@worklane/config';
 
 const seconds = (defaultValue: number) => z.coerce.number().int().min(60).max(31_536_000).default(defaultValue);
 

@@ -1,11 +1,11 @@
 import { config, runtime } from './instrumentation';
-import { publicKeysOf } from '@worklane/config';
-import { TRUSTED_PRINCIPALS } from './config';
 import { join } from 'node:path';
+import { publicKeysOf } from '@worklane/config';
 import { openServiceDatabase, pingDatabase } from '@worklane/db';
 import { closeHttpServer, listen, readiness } from '@worklane/http';
 import { exitOnStartupFailure, closeMetricsServer, serveMetrics } from '@worklane/observability';
 import { createApp } from './app';
+import { TRUSTED_PRINCIPALS } from './config';
 import { RateLimitSweep } from './data/rate-limit-sweep';
 
 const MIGRATIONS = join(__dirname, '..', 'migrations');

@@ -1,14 +1,13 @@
 import type { Express } from 'express';
+import type { PublicKeys } from '@worklane/config';
 import type { Pool } from '@worklane/db';
 import { createGrpcServer, type GrpcServer } from '@worklane/grpc';
-import type { PublicKeys } from '@worklane/config';
-import { createServiceApp, idempotentPosts, identityIssuersOf, type IdempotencyOptions } from '@worklane/http';
-import type { InputLimits } from '@worklane/http';
+import { createServiceApp, idempotentPosts, identityIssuersOf, type IdempotencyOptions, type InputLimits } from '@worklane/http';
 import { promClient, type Logger, type ServiceMetrics } from '@worklane/observability';
 import { loadProto, type WebhookProto } from '@worklane/proto';
 import type { SecretBox } from '@worklane/webhooks';
-import type { ReceiverPolicy } from './domain/receiver-address';
 import { webhookLimits, type WebhookLimits } from './config';
+import type { ReceiverPolicy } from './domain/receiver-address';
 import { webhookRoutes } from './routes/webhooks';
 import { webhookDirectoryHandlers } from './rpc/webhook-directory';
 

@@ -1,14 +1,12 @@
 import { config, runtime } from './instrumentation';
-import { publicKeysOf } from '@worklane/config';
-import { TRUSTED_PRINCIPALS } from './config';
 import { join } from 'node:path';
+import { publicKeysOf } from '@worklane/config';
 import { openServiceDatabase, pingDatabase } from '@worklane/db';
-import { closeHttpServer, listen, readiness } from '@worklane/http';
-import { inputLimitsFrom, serviceIdempotency } from '@worklane/http';
+import { closeHttpServer, listen, readiness, inputLimitsFrom, serviceIdempotency } from '@worklane/http';
 import { exitOnStartupFailure, closeMetricsServer, serveMetrics } from '@worklane/observability';
 import { SecretBox, dnsServersLookup } from '@worklane/webhooks';
 import { createApp } from './app';
-import { webhookLimits } from './config';
+import { TRUSTED_PRINCIPALS, webhookLimits } from './config';
 import { resealSecrets } from './data/webhooks';
 import { openSecret, sealSecret } from './domain/secrets';
 

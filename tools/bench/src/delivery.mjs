@@ -28,14 +28,14 @@ import { createRequire } from 'node:module';
 import os from 'node:os';
 import { Worker } from 'node:worker_threads';
 
+import { useProjectNode } from '../../dev/src/provision/index.mjs';
 import { startStack } from '../../dev/src/stack.mjs';
+import { say, turboBuild } from '../../dev/src/util.mjs';
+import { describeMachine } from './machine.mjs';
 import { SERVICE_NODE_OPTIONS, cpuSeconds, infrastructurePids, machineCpuSeconds, peakRssMb, totalCpuSeconds } from './process-stats.mjs';
 import { makeCertificate, startReceiver } from './receiver.mjs';
 import { measureRetention } from './retention.mjs';
 import { openLoop, percentile, waitUntil } from './stats.mjs';
-import { useProjectNode } from '../../dev/src/provision/index.mjs';
-import { say, turboBuild } from '../../dev/src/util.mjs';
-import { describeMachine } from './machine.mjs';
 
 await useProjectNode();
 

@@ -25,16 +25,16 @@
 //   BENCH_TOKENS=1000 BENCH_FAST_DB=1
 import fs from 'node:fs';
 import { Agent, request as httpRequest } from 'node:http';
-import os from 'node:os';
 import { createRequire } from 'node:module';
+import os from 'node:os';
 
 import autocannon from 'autocannon';
 
-import { startStack } from '../../dev/src/stack.mjs';
-import { SERVICE_NODE_OPTIONS, peakRssMb as peakRssOf } from './process-stats.mjs';
 import { useProjectNode } from '../../dev/src/provision/index.mjs';
+import { startStack } from '../../dev/src/stack.mjs';
 import { say, sleep, turboBuild } from '../../dev/src/util.mjs';
 import { describeMachine } from './machine.mjs';
+import { SERVICE_NODE_OPTIONS, peakRssMb as peakRssOf } from './process-stats.mjs';
 
 await useProjectNode();
 
@@ -57,10 +57,10 @@ if (process.env.WORKLANE_SKIP_BUILD !== '1') {
 }
 
 // Loaded after the build: these are compiled packages.
-const { api, bootstrapTeam, cliEnv, signerOf, startSystem } = require('@worklane/testing');
-const { signIdentity } = require('@worklane/http');
 const { createGrpcClient, unaryCall } = require('@worklane/grpc');
+const { signIdentity } = require('@worklane/http');
 const { loadProto } = require('@worklane/proto');
+const { api, bootstrapTeam, cliEnv, signerOf, startSystem } = require('@worklane/testing');
 
 const stack = await startStack({ name: 'bench', fast: FAST_DB, fresh: true });
 process.env.DATABASE_URL = stack.databaseUrl;

@@ -1,7 +1,7 @@
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
-import { repoRoot } from '../src/paths.mjs';
 import { SERVICES } from '../src/objects.mjs';
+import { repoRoot } from '../src/paths.mjs';
 import { serviceTable } from '../src/service-table.mjs';
 
 const read = (file) => readFileSync(path.join(repoRoot, file), 'utf8');

@@ -10,8 +10,8 @@ import { cacheBinDir } from '../src/provision/cache.mjs';
 import { GO_TOOLS, findGoTool } from '../src/provision/go-tools.mjs';
 import { nodePackageName } from '../src/provision/node.mjs';
 import { findPostgres } from '../src/provision/postgres.mjs';
-import { TOOLS } from '../src/provision/versions.mjs';
 import { atLeast, parseVersion } from '../src/provision/version.mjs';
+import { TOOLS } from '../src/provision/versions.mjs';
 import { repoRoot } from '../src/util.mjs';
 
 const fakeBinDir = fs.mkdtempSync(path.join(os.tmpdir(), 'wl-fake-bin-'));

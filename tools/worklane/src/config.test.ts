@@ -1,8 +1,8 @@
 import { generateKeyPairSync } from 'node:crypto';
 import { loadCliConfig } from './config';
+import { UsageError } from './errors';
 
 const PEM = generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
-import { UsageError } from './errors';
 
 const running = {
   TOKEN_SERVICE_ADDR: '127.0.0.1:7001',

@@ -1,6 +1,6 @@
 // `npx worklane` end to end: the real CLI process against real token, project and gateway services.
-import { api, parseJsonLine, runCli, signingKeyPair, startSystem, type CliResult, type System } from '@worklane/testing';
 import { Client } from 'pg';
+import { api, parseJsonLine, runCli, signingKeyPair, startSystem, type CliResult, type System } from '@worklane/testing';
 
 jest.setTimeout(180_000);
 

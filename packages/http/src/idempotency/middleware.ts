@@ -1,8 +1,8 @@
 import type { Request, RequestHandler, Response } from 'express';
+import { IDEMPOTENT_REPLAYED_HEADER } from '@worklane/api-contract';
 import type { Logger } from '@worklane/observability';
 import { matchApiRoute } from '../api-routes';
 import { HttpError } from '../errors';
-import { IDEMPOTENT_REPLAYED_HEADER } from '@worklane/api-contract';
 import { idempotencyKeyOf, requestFingerprint } from './request';
 import type { IdempotencyKeys, IdempotencyScope, SqlClient, StoredResponse } from './store';
 

@@ -2,14 +2,14 @@
 import type { Request, Response, Router } from 'express';
 import { grpc } from '@worklane/grpc';
 import { AccountRequestError, SignInThrottledError, type User } from '../clients/accounts';
-import { CSRF_FIELD, PRE_SESSION_COOKIE, csrfMatches, newPreSessionToken, validPreSessionToken } from '../csrf';
 import { formString, pageContext, safeNext, sendPage } from '../context';
+import { CSRF_FIELD, PRE_SESSION_COOKIE, csrfMatches, newPreSessionToken, validPreSessionToken } from '../csrf';
 import type { ConsoleDeps } from '../deps';
+import { noticeFrom } from '../notices';
 import { describeWait, signInThrottle } from '../rate-limit';
 import { parseCookies } from '../security';
 import { cookieOptions, SESSION_COOKIE, setSessionCookie } from '../session';
 import { loginPage, signupPage, type FormErrors } from '../views/auth';
-import { noticeFrom } from '../notices';
 
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 /** The longest email address there can be (RFC 5321 path limit) and the longest password taken. */

@@ -1,6 +1,6 @@
+import { CSRF_FIELD } from '../csrf';
 import { html } from '../html';
 import { describedBy, field, page, type PageContext, type PageOptions } from './layout';
-import { CSRF_FIELD } from '../csrf';
 
 export type FormErrors = Record<string, string[]>;
 

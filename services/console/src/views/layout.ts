@@ -1,6 +1,6 @@
-import { html, type Interpolation, type SafeHtml } from '../html';
-import { CSRF_FIELD } from '../csrf';
 import type { Membership } from '../clients/accounts';
+import { CSRF_FIELD } from '../csrf';
+import { html, type Interpolation, type SafeHtml } from '../html';
 
 /** Paths of the static files with a content hash, so browsers may cache them for good. */
 export interface Assets {

@@ -1,5 +1,5 @@
-import { html } from '../html';
 import type { ApiToken, CreatedToken } from '../clients/accounts';
+import { html } from '../html';
 import { timestamp } from './format';
 import { csrfInput, describedBy, field, page, teamPath, type PageContext, type PageOptions } from './layout';
 

@@ -1,9 +1,9 @@
 import { html } from '../html';
+import { loginPage } from './auth';
+import { timestamp } from './format';
+import type { PageContext } from './layout';
 import { tokensPage } from './tokens';
 import { newWebhookPage, webhookPage } from './webhooks';
-import { timestamp } from './format';
-import { loginPage } from './auth';
-import type { PageContext } from './layout';
 
 const team = { team_id: 7, user_id: 3, role: 'owner', team_name: 'Acme <Ops>' };
 const context: PageContext = {

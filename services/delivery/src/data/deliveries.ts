@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { timestamp, withTransaction, type InSameTransaction, type Pool, type Queryable } from '@worklane/db';
-import type { DeliveryStatus, EventHeader, FailureReason } from '../domain/delivery';
-import { deliveryId } from '../domain/delivery';
+import { type DeliveryStatus, type EventHeader, type FailureReason, deliveryId } from '../domain/delivery';
 import type { ClaimBudget } from '../sending/budgets';
 
 /** A delivery as the API shows it. */

@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import type { Request, Router } from 'express';
-import { HttpError, createdAnswer, idParam, notFound, readPage, requireTeam, resource, rowsToFetch, sendPage, type ListKind, type PageLimits } from '@worklane/http';
 import { z } from 'zod';
+import { listPageLimits } from '@worklane/config';
+import { HttpError, createdAnswer, idParam, notFound, readPage, requireTeam, resource, rowsToFetch, sendPage, type ListKind, type PageLimits } from '@worklane/http';
 import { captureTraceContext } from '@worklane/messaging';
 import type { WebhookDirectory, WebhookTarget } from '../clients/webhooks';
-import { listPageLimits } from '@worklane/config';
-import type { DeliveryStore } from '../data/deliveries';
 import { isDeadLetterNotice } from '../data/dead-letters';
+import type { DeliveryStore } from '../data/deliveries';
 
 export interface DeliveryRouteDeps {
   deliveries: DeliveryStore;

@@ -1,6 +1,6 @@
+import type { ServerResponse } from 'node:http';
 import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
 import { createServer as createTcpServer, type AddressInfo, type Server as TcpServer, type Socket } from 'node:net';
-import type { ServerResponse } from 'node:http';
 import type { TestCertificate } from './tls';
 
 /**

@@ -1,9 +1,9 @@
 import type { Request, Router } from 'express';
+import { createIssueSchema, updateIssueSchema } from '@worklane/api-contract';
+import { listPageLimits } from '@worklane/config';
 import { bodyOf, byId, createdAnswer, idParam, notFound, parseBody, readPage, requireTeam, resource, rowsToFetch, sendPage, validationFailed, type PageLimits } from '@worklane/http';
 import type { ProjectDirectory, TeamMembers } from '../clients/directories';
-import { listPageLimits } from '@worklane/config';
 import type { IssueStore, ProjectScope } from '../data/issues';
-import { createIssueSchema, updateIssueSchema } from '@worklane/api-contract';
 import { referencePrefix } from '../domain/issue';
 
 export interface IssueRouteDeps {

@@ -1,8 +1,8 @@
 import type { Router } from 'express';
+import { createOrganizationInput } from '@worklane/api-contract';
 import type { Pool } from '@worklane/db';
 import { bodyOf, byId, createdAnswer, parseBody, readPage, resource, rowsToFetch, sendPage, withQuotaAnswer, type PageLimits } from '@worklane/http';
 import { createOrganization, listOrganizations } from '../data/organizations';
-import { createOrganizationInput } from '@worklane/api-contract';
 import { teamScope } from './scope';
 
 export interface OrganizationRouteDeps {

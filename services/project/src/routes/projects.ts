@@ -1,8 +1,8 @@
 import type { Router } from 'express';
+import { createProjectInput, updateProjectInput } from '@worklane/api-contract';
 import type { Pool } from '@worklane/db';
 import { bodyOf, byId, createdAnswer, idParam, notFound, parseBody, readPage, resource, rowsToFetch, sendPage, streamWholeList, withQuotaAnswer, type PageLimits } from '@worklane/http';
 import { createProject, findProject, listProjects, updateProject, type OnSlugConflict, type Project } from '../data/projects';
-import { createProjectInput, updateProjectInput } from '@worklane/api-contract';
 import { organizationScope } from './scope';
 
 const PROJECTS = '/api/v1/teams/:team/organizations/:organization/projects';

@@ -1,7 +1,7 @@
+import { z } from 'zod';
 import { TeamQuotaExceededError, type Pool } from '@worklane/db';
 import { RpcError, grpc, type UnaryHandler } from '@worklane/grpc';
 import type { projectV1 } from '@worklane/proto';
-import { z } from 'zod';
 import { createOrganization, listOrganizations, type Organization } from '../data/organizations';
 import { findProject } from '../data/projects';
 

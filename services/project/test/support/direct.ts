@@ -1,9 +1,9 @@
 // The project service in-process against a real PostgreSQL database, called with identities
 // signed the way the gateway signs them.
 import { join } from 'node:path';
+import type { Signer } from '@worklane/config';
 import { createPool, migrate, type Pool } from '@worklane/db';
 import { createLogger, createMetrics, type ServiceMetrics } from '@worklane/observability';
-import type { Signer } from '@worklane/config';
 import { createTestDatabase, publicKeysOf, signedCaller, signerOf, signingKeyPairs, type Caller, type TestDatabase } from '@worklane/testing';
 
 import { createApp, type ProjectApp } from '../../src/app';

@@ -15,8 +15,8 @@ import {
   listMemberships,
   type UserRecord,
 } from '../data/accounts';
-import { forgetOldSignInAttempts, signInSucceeded, takeSignInAttempt } from '../data/sign-in-attempts';
 import { deleteExpiredSessions, deleteSession, findLiveSession, insertSession, type SessionLifetime } from '../data/sessions';
+import { forgetOldSignInAttempts, signInSucceeded, takeSignInAttempt } from '../data/sign-in-attempts';
 import { decoyHash, hashPassword, verifyPassword } from '../domain/passwords';
 import { hashToken } from '../domain/token-format';
 import { displayName, email, id, parseRequest } from './validation';

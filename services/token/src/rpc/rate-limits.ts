@@ -1,6 +1,6 @@
 import { z } from '@worklane/config';
-import type { UnaryHandler } from '@worklane/grpc';
 import type { Queryable } from '@worklane/db';
+import type { UnaryHandler } from '@worklane/grpc';
 import type { tokenV1 } from '@worklane/proto';
 import { syncBuckets, type BucketScope, type BucketUsage } from '../data/rate-limit-buckets';
 import { id, parseRequest } from './validation';

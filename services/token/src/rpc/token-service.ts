@@ -1,13 +1,13 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { z } from '@worklane/config';
+import { TeamQuotaExceededError, type Pool } from '@worklane/db';
 import { RpcError, grpc, type UnaryHandler } from '@worklane/grpc';
 import type { Logger } from '@worklane/observability';
-import { TeamQuotaExceededError, type Pool } from '@worklane/db';
 import type { tokenV1 } from '@worklane/proto';
 import { findMembership, findTeam, findUser } from '../data/accounts';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { NotAMemberError, deleteToken, findTokenByHash, insertToken, leaseRemainingMs, leaseTokenByHash, listTokens, touchToken, type ApiTokenRecord } from '../data/tokens';
 import { generateToken, hashToken, isWellFormedToken } from '../domain/token-format';
 import { displayName, id, parseRequest } from './validation';
-import { z } from '@worklane/config';
 
 /** Longest Authorization value worth hashing; anything longer cannot be a token. */
 const MAX_TOKEN_LENGTH = 256;

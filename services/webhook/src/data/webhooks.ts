@@ -1,5 +1,5 @@
-import { claimTeamQuota, timestamp, withTransaction, type InSameTransaction, type Pool, type Queryable } from '@worklane/db';
 import type { WebhookEvent } from '@worklane/api-contract';
+import { claimTeamQuota, timestamp, withTransaction, type InSameTransaction, type Pool, type Queryable } from '@worklane/db';
 
 /** WebhookResource: exactly the fields the README's Webhook resource lists. The secret is never part of it. */
 export interface Webhook {

@@ -1,5 +1,5 @@
-import { HttpError, parseBody } from '@worklane/http';
 import { createWebhookInput, updateWebhookInput, urlSyntaxProblem } from '@worklane/api-contract';
+import { HttpError, parseBody } from '@worklane/http';
 
 const errorsOf = (run: () => unknown): Record<string, string[]> => {
   try {

@@ -1,4 +1,5 @@
 import type { Request, Router } from 'express';
+import { createWebhookInput, updateWebhookInput } from '@worklane/api-contract';
 import type { Pool } from '@worklane/db';
 import { bodyOf, byId, createdAnswer, idParam, notFound, parseBody, readPage, requireTeam, resource, rowsToFetch, sendPage, withQuotaAnswer, type PageLimits } from '@worklane/http';
 import type { Logger } from '@worklane/observability';
@@ -6,7 +7,6 @@ import type { AddressRefusal, SecretBox } from '@worklane/webhooks';
 import { createWebhook, deleteWebhook, findWebhook, listWebhooks, updateWebhook, type Webhook } from '../data/webhooks';
 import { requirePublicReceiver, type ReceiverPolicy } from '../domain/receiver-address';
 import { sealSecret } from '../domain/secrets';
-import { createWebhookInput, updateWebhookInput } from '@worklane/api-contract';
 
 export interface WebhookRouteDeps {
   pool: Pool;

@@ -1,11 +1,11 @@
+import { z } from 'zod';
+import { WEBHOOK_EVENTS } from '@worklane/api-contract';
 import type { Pool } from '@worklane/db';
 import { RpcError, type UnaryHandler } from '@worklane/grpc';
 import type { webhookV1 } from '@worklane/proto';
 import type { SecretBox } from '@worklane/webhooks';
-import { z } from 'zod';
 import { findSubscription, listSubscriptions, type SealedSubscription } from '../data/webhooks';
 import { openSecret } from '../domain/secrets';
-import { WEBHOOK_EVENTS } from '@worklane/api-contract';
 
 /** A positive int64 id; proto3 sends 0 for a missing one. */
 const id = z.number().int().positive();

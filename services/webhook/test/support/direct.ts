@@ -1,11 +1,11 @@
 // The webhook service in-process against a real PostgreSQL database, called with identities
 // signed the way the gateway signs them, and its WebhookDirectory over real gRPC.
 import { join } from 'node:path';
+import type { Signer } from '@worklane/config';
 import { createPool, migrate, type Pool } from '@worklane/db';
 import { createGrpcClient, unaryCall } from '@worklane/grpc';
 import { createLogger, createMetrics, type ServiceMetrics } from '@worklane/observability';
 import { loadProto, type WebhookProto, type webhookV1 } from '@worklane/proto';
-import type { Signer } from '@worklane/config';
 import { createTestDatabase, publicKeysOf, randomKey, signedCaller, signerOf, signingKeyPairs, type Caller, type SigningKeyPair, type TestDatabase } from '@worklane/testing';
 
 import { AllowedCidrs, SecretBox } from '@worklane/webhooks';

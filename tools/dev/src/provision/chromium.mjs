@@ -3,8 +3,8 @@
 import { UserError, say, which } from '../util.mjs';
 import { aptInstall, canUseApt } from './apt.mjs';
 import { isExecutable } from './cache.mjs';
-import { TOOLS } from './versions.mjs';
 import { atLeast, formatVersion, probeVersion } from './version.mjs';
+import { TOOLS } from './versions.mjs';
 
 const { minimum, aptPackage } = TOOLS.chromium;
 const NAMES = ['chromium', 'chromium-browser', 'google-chrome-stable', 'google-chrome'];

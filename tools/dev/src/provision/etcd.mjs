@@ -2,8 +2,8 @@
 // Debian's etcd-server installed with apt-get (root only; its service is never started).
 import { UserError, say, which } from '../util.mjs';
 import { aptInstall, canUseApt } from './apt.mjs';
-import { TOOLS } from './versions.mjs';
 import { atLeast, formatVersion, probeVersion } from './version.mjs';
+import { TOOLS } from './versions.mjs';
 
 const { minimum, aptPackage } = TOOLS.etcd;
 

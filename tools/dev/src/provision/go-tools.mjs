@@ -8,8 +8,8 @@ import path from 'node:path';
 
 import { UserError, runChecked, say, which } from '../util.mjs';
 import { cacheBinDir, fromUserCache, isExecutable, toUserCache } from './cache.mjs';
-import { TOOLS } from './versions.mjs';
 import { atLeast, formatVersion, parseVersion, probeVersion } from './version.mjs';
+import { TOOLS } from './versions.mjs';
 
 export const GO_TOOLS = {
   natsServer: {

@@ -12,8 +12,8 @@ import path from 'node:path';
 import { UserError, runChecked, say } from '../util.mjs';
 import { cacheBinDir, copyAtomically, isExecutable, userCacheDir } from './cache.mjs';
 import { findGo } from './go-tools.mjs';
-import { TOOLS } from './versions.mjs';
 import { formatVersion, parseVersion, probeVersion } from './version.mjs';
+import { TOOLS } from './versions.mjs';
 
 const { pinned, module } = TOOLS.kubernetes;
 

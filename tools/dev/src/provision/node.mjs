@@ -9,8 +9,8 @@ import path from 'node:path';
 
 import { UserError, formatMs, repoRoot, say, signalNumber, waitForExit } from '../util.mjs';
 import { isExecutable, repoCacheDir } from './cache.mjs';
-import { TOOLS } from './versions.mjs';
 import { parseVersion } from './version.mjs';
+import { TOOLS } from './versions.mjs';
 
 const { pinned, major } = TOOLS.node;
 

@@ -7,8 +7,8 @@ import path from 'node:path';
 import { UserError, say, which } from '../util.mjs';
 import { aptInstall, canUseApt } from './apt.mjs';
 import { isExecutable } from './cache.mjs';
-import { TOOLS } from './versions.mjs';
 import { atLeast, formatVersion, probeVersion } from './version.mjs';
+import { TOOLS } from './versions.mjs';
 
 const { minimum, aptPackage } = TOOLS.postgres;
 const BINARIES = ['initdb', 'pg_ctl', 'postgres'];

@@ -8,8 +8,8 @@ import path from 'node:path';
 import { UserError, runChecked, say, which } from '../util.mjs';
 import { aptInstall, canUseApt } from './apt.mjs';
 import { isExecutable, userCacheDir } from './cache.mjs';
-import { TOOLS } from './versions.mjs';
 import { atLeast, formatVersion, probeVersion } from './version.mjs';
+import { TOOLS } from './versions.mjs';
 
 const { pinned, minimum } = TOOLS.schemathesis;
 const python = TOOLS.python;

@@ -130,8 +130,6 @@ const rateLimitHeaders = {
   'RateLimit-Reset': ref('headers', 'RateLimitReset'),
 };
 
-const errorContent = { 'application/json': { schema: ref('schemas', 'Error') } };
-
 const codesOf = (status: number) =>
   (Object.entries(ERROR_CODES) as [ErrorCode, { status: number; description: string }][]).filter(([, entry]) => entry.status === status);
 

@@ -39,7 +39,7 @@ export async function migrate(databaseUrl: string, schema: string, directory: st
         applied.push(file);
       } catch (error) {
         await client.query('ROLLBACK');
-        throw new Error(`migration ${schema}/${file} failed: ${(error as Error).message}`);
+        throw new Error(`migration ${schema}/${file} failed: ${(error as Error).message}`, { cause: error });
       }
     }
   } finally {

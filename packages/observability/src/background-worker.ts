@@ -134,13 +134,12 @@ export class BackgroundWorker {
   private sleep(ms: number, wakeable: boolean): Promise<void> {
     if (!this.running || (wakeable && this.woken)) return Promise.resolve();
     return new Promise((resolve) => {
-      const timer = setTimeout(done, ms);
-      const self = this;
-      function done() {
+      const done = () => {
         clearTimeout(timer);
-        self.wakeUp = undefined;
+        this.wakeUp = undefined;
         resolve();
-      }
+      };
+      const timer = setTimeout(done, ms);
       this.wakeUp = () => {
         if (!this.running || wakeable) done();
       };

@@ -20,6 +20,8 @@ export interface Tracing {
 export function startTracing(options: TracingOptions): Tracing {
   if (!options.exporter && !options.otlpEndpoint) return { enabled: false, shutdown: async () => {} };
 
+  // Loaded only when tracing is on: a service without it never loads the SDK (memory, start time).
+  /* eslint-disable @typescript-eslint/no-require-imports */
   const { BatchSpanProcessor, SimpleSpanProcessor } = require('@opentelemetry/sdk-trace') as typeof import('@opentelemetry/sdk-trace');
   const { OTLPTraceExporter } = require('@opentelemetry/exporter-trace-otlp-http') as typeof import('@opentelemetry/exporter-trace-otlp-http');
   const { NodeSDK } = require('@opentelemetry/sdk-node') as typeof import('@opentelemetry/sdk-node');
@@ -29,6 +31,7 @@ export function startTracing(options: TracingOptions): Tracing {
   const { HttpInstrumentation } = require('@opentelemetry/instrumentation-http') as typeof import('@opentelemetry/instrumentation-http');
   const { PgInstrumentation } = require('@opentelemetry/instrumentation-pg') as typeof import('@opentelemetry/instrumentation-pg');
   const { UndiciInstrumentation } = require('@opentelemetry/instrumentation-undici') as typeof import('@opentelemetry/instrumentation-undici');
+  /* eslint-enable @typescript-eslint/no-require-imports */
 
   const processors: SpanProcessor[] = [];
   if (options.exporter) processors.push(new SimpleSpanProcessor({ exporter: options.exporter }));

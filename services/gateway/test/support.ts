@@ -21,7 +21,7 @@ export async function direct(baseUrl: string, method: string, path: string, head
   const text = await response.text();
   const responseHeaders: Record<string, string> = {};
   response.headers.forEach((value, key) => (responseHeaders[key] = value));
-  let parsed: unknown = null;
+  let parsed: unknown;
   try {
     parsed = text ? JSON.parse(text) : null;
   } catch {
@@ -122,7 +122,7 @@ export function holdRequest(port: number, method: string, path: string, headers:
     socket.on('end', () => {
       const [head = '', text = ''] = received.split('\r\n\r\n');
       const status = Number(/^HTTP\/1\.1 (\d{3})/.exec(head)?.[1] ?? 0);
-      let parsed: unknown = null;
+      let parsed: unknown;
       try {
         parsed = JSON.parse(text);
       } catch {

@@ -4,6 +4,7 @@
 // express, http, grpc-js and pg. Used by tracing.int.test.ts; needs DATABASE_URL.
 'use strict';
 const path = require('node:path');
+// eslint-disable-next-line import-x/order -- tracing starts before the modules it instruments load
 const { startTracing, createLogger, createMetrics } = require('@worklane/observability');
 // The SDK version @worklane/observability runs on, wherever npm placed it.
 const observabilityDir = path.dirname(require.resolve('@worklane/observability/package.json'));
@@ -14,7 +15,7 @@ const exporter = new InMemorySpanExporter();
 const tracing = startTracing({ serviceName: 'trace-harness', exporter });
 
 const { createPool, migrate } = require('@worklane/db');
-const { createGrpcClient, unaryCall, createHealthChecker } = require('@worklane/grpc');
+const { createGrpcClient, unaryCall } = require('@worklane/grpc');
 const { listen } = require('@worklane/http');
 const { loadProto } = require('@worklane/proto');
 

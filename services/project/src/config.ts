@@ -1,7 +1,6 @@
 import {
   baseServiceSchema,
   databaseSchema,
-  grpcAddress,
   idempotencySettings,
   inputLimitSettings,
   listPageLimits,

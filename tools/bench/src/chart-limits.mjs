@@ -1,5 +1,6 @@
 // The memory limit the Helm chart gives each service by default (charts/worklane/values.yaml,
-// `<service>.resources.limits.memory`), read without a YAML library: the file's layout is fixed.
+// `<service>.resources.limits.memory`, else `serviceDefaults.resources.limits.memory`), read
+// without a YAML library: the file's layout is fixed.
 import fs from 'node:fs';
 import path from 'node:path';
 
@@ -14,7 +15,10 @@ export function quantityMiB(quantity) {
   return match[2] ? Number(match[1]) * UNITS[match[2]] : Number(match[1]) / 2 ** 20;
 }
 
-/** `{ <service>: MiB }` for every top-level block of values.yaml that sets resources.limits.memory. */
+/**
+ * `{ <block>: MiB }` for every top-level block of values.yaml that sets resources.limits.memory
+ * (`serviceDefaults` among them). Use memoryLimitMiB to read one service's.
+ */
 export function chartMemoryLimitsMiB(valuesPath = path.join(repoRoot, 'charts', 'worklane', 'values.yaml')) {
   const limits = {};
   let block = null;
@@ -40,3 +44,6 @@ export function chartMemoryLimitsMiB(valuesPath = path.join(repoRoot, 'charts', 
   }
   return limits;
 }
+
+/** The memory limit of `service`: its own block's, else the one every service gets from serviceDefaults. */
+export const memoryLimitMiB = (limits, service) => limits[service] ?? limits.serviceDefaults;

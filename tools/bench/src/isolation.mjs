@@ -32,7 +32,7 @@ import { Worker } from 'node:worker_threads';
 import { useProjectNode } from '../../dev/src/provision/index.mjs';
 import { startStack } from '../../dev/src/stack.mjs';
 import { say, sleep, turboBuild } from '../../dev/src/util.mjs';
-import { chartMemoryLimitsMiB } from './chart-limits.mjs';
+import { chartMemoryLimitsMiB, memoryLimitMiB } from './chart-limits.mjs';
 import { keepAliveAgent, send, tally } from './http-client.mjs';
 import { SERVICE_NODE_OPTIONS, cpuSeconds, infrastructurePids, machineCpuSeconds, peakRssMb } from './process-stats.mjs';
 import { makeCertificate, startReceiver } from './receiver.mjs';
@@ -460,7 +460,7 @@ try {
   const pass = (ok) => (ok ? 'met' : 'MISSED');
   const statusList = (counts) => Object.entries(counts).sort(([a], [b]) => a.localeCompare(b)).map(([status, count]) => `${status} x${count}`).join(', ') || 'none';
   const ratio = attack.commit.p99 / alone.commit.p99;
-  const rssOk = SERVICES.every((name) => !(peakRss[name] >= (memoryLimits[name] ?? Infinity)));
+  const rssOk = SERVICES.every((name) => !(peakRss[name] >= (memoryLimitMiB(memoryLimits, name) ?? Infinity)));
   const lines = [
     '',
     `Isolation benchmark: victim ${VICTIM_RATE} events/s to 1 healthy HTTPS webhook; attacker ${ATTACK_RATE} events/s to ${hostileWebhookIds.length} webhooks (${BLACKHOLES} never answer, ${SLOW} answer after ${SLOW_DELAY_MS} ms), ${os.cpus().length} CPUs`,
@@ -478,7 +478,7 @@ try {
     `  lists (${seeded} issues with ${filler.length} ${descriptionKind} each, webhooks, deliveries): ${attackResults.lists.requests} pages in ${attackResults.lists.walks} walks (${attackResults.lists.maxPagesInWalk} pages at most, ${attackResults.lists.walksCutShort} cut at 200): ${statusList(attackResults.lists.statuses)}; largest page ${f(attackResults.lists.maxResponseBytes / 2 ** 20, 2)} MB, ${f(attackResults.lists.bytes / 2 ** 20, 0)} MB in all`,
     `  its endpoints: ${hostileEndpoints.blackholeConnections} connections to the silent ones (${hostileEndpoints.blackholeOpen} still open), ${hostileEndpoints.slowRequests} requests to the slow ones (${hostileEndpoints.slowAnswered} answered, ${hostileEndpoints.slowAbandoned} given up by the sender)`,
     '',
-    `peak RSS (VmHWM) against the chart's memory limit (target: below it): ${SERVICES.map((name) => `${name} ${f(peakRss[name])}/${f(memoryLimits[name], 0)} MB`).join(', ')}: ${pass(rssOk)}`,
+    `peak RSS (VmHWM) against the chart's memory limit (target: below it): ${SERVICES.map((name) => `${name} ${f(peakRss[name])}/${f(memoryLimitMiB(memoryLimits, name), 0)} MB`).join(', ')}: ${pass(rssOk)}`,
     ...(deaths.length ? [`SERVICES THAT EXITED DURING THE RUN: ${deaths.join(', ')}`] : []),
     '',
     'CPU (cores busy) per phase:',

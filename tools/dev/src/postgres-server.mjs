@@ -251,9 +251,9 @@ export async function startPostgres({ dir, port, fast = false } = {}) {
     stop() {
       stopping ??= (async () => {
         const opts = asUser(user, { cwd: dir });
-        let r = await run(bins.pgCtl, ['stop', '-D', dataDir, '-m', 'fast', '-w', '-t', '60', '-s'], opts);
+        const r = await run(bins.pgCtl, ['stop', '-D', dataDir, '-m', 'fast', '-w', '-t', '60', '-s'], opts);
         if (r.code !== 0 && pid !== null && isAlive(pid)) {
-          r = await run(bins.pgCtl, ['stop', '-D', dataDir, '-m', 'immediate', '-w', '-t', '30', '-s'], opts);
+          await run(bins.pgCtl, ['stop', '-D', dataDir, '-m', 'immediate', '-w', '-t', '30', '-s'], opts);
         }
         if (pid !== null && !(await waitForPidExit(pid, 10_000))) {
           try {

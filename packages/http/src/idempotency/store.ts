@@ -54,6 +54,8 @@ export interface IdempotencyKeyOptions {
  * the HTTP layer does not load the database driver).
  */
 export interface SqlClient {
+  // Rows are typed by each query's caller, as pg's own QueryResult does by default.
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
   query(query: { name?: string; text: string; values?: unknown[] }): Promise<{ rows: any[]; rowCount: number | null }>;
 }
 

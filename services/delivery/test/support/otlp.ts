@@ -19,6 +19,7 @@ export class OtlpSink {
   private constructor(private readonly server: Server) {}
 
   static async start(): Promise<OtlpSink> {
+    // eslint-disable-next-line prefer-const -- assigned below, after the server that refers to it
     let sink: OtlpSink | undefined;
     const server = createServer((req, res) => {
       const chunks: Buffer[] = [];

@@ -18,11 +18,10 @@ function protoFiles(dir) {
 const flags = Object.entries(options).map(([name, value]) => (value === true ? `--${name}` : `--${name}=${value}`));
 const outDir = join(root, 'src', 'generated');
 rmSync(outDir, { recursive: true, force: true });
-execFileSync(
-  'proto-loader-gen-types',
-  ['--grpcLib=@grpc/grpc-js', `--outDir=${outDir}`, '--includeDirs=.', ...flags, ...protoFiles(join(root, 'worklane'))],
-  { cwd: root, stdio: 'inherit' },
-);
+execFileSync('proto-loader-gen-types', ['--grpcLib=@grpc/grpc-js', `--outDir=${outDir}`, '--includeDirs=.', ...flags, ...protoFiles(join(root, 'worklane'))], {
+  cwd: root,
+  stdio: 'inherit',
+});
 
 // One barrel per proto package, so services import `tokenV1.Identity` instead of deep paths.
 for (const file of protoFiles(join(root, 'worklane'))) {

@@ -119,7 +119,7 @@ describe('the protos in the repository', () => {
     expect(unexpectedWaivers(protoRoot)).toEqual({ missing: [], extra: [] });
   });
 
-  test("a version is released once CHANGELOG.md has its section: from then on its image is final", () => {
+  test('a version is released once CHANGELOG.md has its section: from then on its image is final', () => {
     const changelog = '# Changelog\n\n## [Unreleased]\n\n## [0.2.0] - 2027-01-10\n\n- 0.1.0 had a bug\n\n## [0.1.0] - 2026-12-01\n';
     expect(isReleased('0.2.0', changelog)).toBe(true);
     expect(isReleased('0.1.0', changelog)).toBe(true);
@@ -143,11 +143,7 @@ describe('buf breaking against the last release', () => {
     ['a field renamed', { [TOKEN]: [['string last_used_at = 6;', 'string last_seen_at = 6;']] }, 'FIELD_SAME_NAME'],
     ['a field made repeated', { [TOKEN]: [['string csrf_token = 3;', 'repeated string csrf_token = 3;']] }, 'FIELD_WIRE_JSON_COMPATIBLE_CARDINALITY'],
     ['a field deleted without reserving it', { [TOKEN]: [['  string last_used_at = 6;\n', '']] }, 'FIELD_NO_DELETE_UNLESS_NUMBER_RESERVED'],
-    [
-      'a field deleted with only its number reserved',
-      { [TOKEN]: [['  string last_used_at = 6;\n', '  reserved 6;\n']] },
-      'FIELD_NO_DELETE_UNLESS_NAME_RESERVED',
-    ],
+    ['a field deleted with only its number reserved', { [TOKEN]: [['  string last_used_at = 6;\n', '  reserved 6;\n']] }, 'FIELD_NO_DELETE_UNLESS_NAME_RESERVED'],
     ['an RPC deleted', { [PROJECT]: [['  rpc ListOrganizations(ListOrganizationsRequest) returns (ListOrganizationsResponse);\n', '']] }, 'RPC_NO_DELETE'],
     ['a service renamed (its method paths change)', { [PROJECT]: [['service ProjectDirectory {', 'service ProjectDirectoryService {']] }, 'PACKAGE_SERVICE_NO_DELETE'],
     ['an RPC given another response type', { [PROJECT]: [['returns (Project);', 'returns (Organization);']] }, 'RPC_SAME_RESPONSE_TYPE'],
@@ -165,7 +161,15 @@ describe('buf breaking against the last release', () => {
     ['a field added', { [TOKEN]: [['string last_used_at = 6;', 'string last_used_at = 6;\n  string expires_at = 7;']] }],
     [
       'an RPC added',
-      { [PROJECT]: [['  rpc GetProject(', '  rpc ListProjects(ListProjectsRequest) returns (ListProjectsResponse);\n  rpc GetProject('], ['message GetProjectRequest {', 'message ListProjectsRequest {\n  int64 team_id = 1;\n}\n\nmessage ListProjectsResponse {\n  repeated Project projects = 1;\n}\n\nmessage GetProjectRequest {']] },
+      {
+        [PROJECT]: [
+          ['  rpc GetProject(', '  rpc ListProjects(ListProjectsRequest) returns (ListProjectsResponse);\n  rpc GetProject('],
+          [
+            'message GetProjectRequest {',
+            'message ListProjectsRequest {\n  int64 team_id = 1;\n}\n\nmessage ListProjectsResponse {\n  repeated Project projects = 1;\n}\n\nmessage GetProjectRequest {',
+          ],
+        ],
+      },
     ],
     ['a field deprecated', { [TOKEN]: [['string last_used_at = 6;', 'string last_used_at = 6 [deprecated = true];']] }],
   ];
@@ -204,12 +208,7 @@ describe('buf lint', () => {
     const result = lint(dir);
     expect(result.status).not.toBe(0);
     const rules = findings(result).map((f) => `${f.path} ${f.type}`);
-    expect(rules).toEqual(
-      expect.arrayContaining([
-        'worklane/project/v2/project.proto SERVICE_SUFFIX',
-        'worklane/project/v2/project.proto RPC_RESPONSE_STANDARD_NAME',
-      ]),
-    );
+    expect(rules).toEqual(expect.arrayContaining(['worklane/project/v2/project.proto SERVICE_SUFFIX', 'worklane/project/v2/project.proto RPC_RESPONSE_STANDARD_NAME']));
   });
 
   test('refuses buf:lint:ignore comments: every exception is in buf.yaml', () => {

@@ -54,7 +54,10 @@ describe('createApiClient', () => {
     await api.GET('/teams/{team}/webhooks/{webhook}/deliveries', { params: { path: { team: 1, webhook: 2 }, query: { limit: 20, cursor: undefined } } });
     answers.push({ status: 200, body: { data: [], next_cursor: null } });
     await api.GET('/teams/{team}/webhooks/{webhook}/deliveries', { params: { path: { team: 1, webhook: 2 }, query: { cursor: 'a b/c' } } });
-    expect(seen.map((request) => request.url)).toEqual([`${API_BASE_PATH}/teams/1/webhooks/2/deliveries?limit=20`, `${API_BASE_PATH}/teams/1/webhooks/2/deliveries?cursor=a%20b%2Fc`]);
+    expect(seen.map((request) => request.url)).toEqual([
+      `${API_BASE_PATH}/teams/1/webhooks/2/deliveries?limit=20`,
+      `${API_BASE_PATH}/teams/1/webhooks/2/deliveries?cursor=a%20b%2Fc`,
+    ]);
     expect(seen[0]!.headers.authorization).toBeUndefined();
   });
 

@@ -15,11 +15,18 @@ export const id = () => z.number().int().min(1).max(MAX_ID);
 /** `2026-01-15T09:00:00.123456Z`: UTC with microseconds, as every timestamp of the API. */
 export const TIMESTAMP_PATTERN = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;
 export const timestamp = () =>
-  z.string().regex(TIMESTAMP_PATTERN).meta({ format: 'date-time', examples: ['2026-01-15T09:00:00.123456Z'] });
+  z
+    .string()
+    .regex(TIMESTAMP_PATTERN)
+    .meta({ format: 'date-time', examples: ['2026-01-15T09:00:00.123456Z'] });
 
 /** Delivery and event ids. */
 export const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-export const uuid = () => z.string().regex(UUID_PATTERN).meta({ format: 'uuid', examples: ['0b6f1f5e-5d0c-4a49-9a3e-4f1c2e8f3b7a'] });
+export const uuid = () =>
+  z
+    .string()
+    .regex(UUID_PATTERN)
+    .meta({ format: 'uuid', examples: ['0b6f1f5e-5d0c-4a49-9a3e-4f1c2e8f3b7a'] });
 
 /** What String.prototype.trim removes (white space and line terminators), as a regular expression class body. */
 export const WHITE_SPACE = '\\t\\n\\v\\f\\r \\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff';
@@ -65,11 +72,7 @@ export function wholeListOf<Item extends z.ZodType>(item: Item, description: str
   return z
     .object({
       data: z.array(item),
-      next_cursor: z
-        .string()
-        .nullable()
-        .optional()
-        .meta({ description: 'Only when `limit` or `cursor` was given: the cursor of the next page, null on the last page.' }),
+      next_cursor: z.string().nullable().optional().meta({ description: 'Only when `limit` or `cursor` was given: the cursor of the next page, null on the last page.' }),
     })
     .meta({ description });
 }

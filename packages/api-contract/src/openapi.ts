@@ -53,7 +53,11 @@ function schemaComponents(schemas: Record<string, z.ZodType>, io: 'input' | 'out
 }
 
 const PATH_PARAMETERS: Record<PathParameter, { component: string; description: string; schema: Json }> = {
-  team: { component: 'Team', description: 'The team id; it must be the team of the token (403 otherwise).', schema: { type: 'integer', minimum: 1, maximum: Number.MAX_SAFE_INTEGER } },
+  team: {
+    component: 'Team',
+    description: 'The team id; it must be the team of the token (403 otherwise).',
+    schema: { type: 'integer', minimum: 1, maximum: Number.MAX_SAFE_INTEGER },
+  },
   organization: { component: 'Organization', description: 'An organization id of the team.', schema: { type: 'integer', minimum: 1, maximum: Number.MAX_SAFE_INTEGER } },
   project: { component: 'Project', description: 'A project id of the organization.', schema: { type: 'integer', minimum: 1, maximum: Number.MAX_SAFE_INTEGER } },
   issue: { component: 'Issue', description: 'An issue id of the project (its `id`, not its `number`).', schema: { type: 'integer', minimum: 1, maximum: Number.MAX_SAFE_INTEGER } },
@@ -94,7 +98,8 @@ function parameterComponents(pageLimits: { defaultLimit: number; maxLimit: numbe
 
 const HEADERS: Record<string, Json> = {
   RequestId: {
-    description: 'The request id: the one the client sent (1 to 128 of `A-Z a-z 0-9 . _ : -`), else one the gateway made. It is on every log line of the request; quote it when reporting a problem.',
+    description:
+      'The request id: the one the client sent (1 to 128 of `A-Z a-z 0-9 . _ : -`), else one the gateway made. It is on every log line of the request; quote it when reporting a problem.',
     required: true,
     schema: { type: 'string', pattern: REQUEST_ID_PATTERN },
   },
@@ -113,7 +118,11 @@ const HEADERS: Record<string, Json> = {
     required: false,
     schema: { type: 'integer', minimum: 0 },
   },
-  RateLimitRemaining: { description: 'Whole requests left now in that allowance; a large response spends more than one.', required: false, schema: { type: 'integer', minimum: 0 } },
+  RateLimitRemaining: {
+    description: 'Whole requests left now in that allowance; a large response spends more than one.',
+    required: false,
+    schema: { type: 'integer', minimum: 0 },
+  },
   RateLimitReset: {
     description: 'Seconds until that allowance is full again; on a 429, the same moment as `Retry-After`.',
     required: false,
@@ -130,8 +139,7 @@ const rateLimitHeaders = {
   'RateLimit-Reset': ref('headers', 'RateLimitReset'),
 };
 
-const codesOf = (status: number) =>
-  (Object.entries(ERROR_CODES) as [ErrorCode, { status: number; description: string }][]).filter(([, entry]) => entry.status === status);
+const codesOf = (status: number) => (Object.entries(ERROR_CODES) as [ErrorCode, { status: number; description: string }][]).filter(([, entry]) => entry.status === status);
 
 /** An error answer; `only` names its codes when it has fewer than every code of its status. */
 function errorResponse(status: number, description: string, headers: Json = rateLimitHeaders, example?: Json, only?: ErrorCode[]): Json {
@@ -168,7 +176,10 @@ const VALIDATION_EXAMPLE = { message: 'The name field is required.', code: 'vali
 
 const RESPONSES: Record<string, Json> = {
   BadRequest: errorResponse(400, 'The body is not valid JSON.', rateLimitHeaders, undefined, ['bad_request']),
-  PostBadRequest: errorResponse(400, 'The body is not valid JSON, or the `Idempotency-Key` header is malformed.', rateLimitHeaders, undefined, ['bad_request', 'idempotency_key_invalid']),
+  PostBadRequest: errorResponse(400, 'The body is not valid JSON, or the `Idempotency-Key` header is malformed.', rateLimitHeaders, undefined, [
+    'bad_request',
+    'idempotency_key_invalid',
+  ]),
   // Before authentication: no allowance to tell.
   Unauthenticated: errorResponse(401, 'The token is missing, malformed, unknown or revoked.', { 'WWW-Authenticate': ref('headers', 'WwwAuthenticate') }),
   Forbidden: errorResponse(403, 'The `{team}` of the path is not the token’s team.'),
@@ -184,7 +195,10 @@ const RESPONSES: Record<string, Json> = {
     ['validation_failed', 'idempotency_key_reused'],
   ),
   RateLimited: errorResponse(429, 'Too many requests from this token or its team.', { 'Retry-After': ref('headers', 'RetryAfter'), ...rateLimitHeaders }),
-  ServiceUnavailable: errorResponse(503, 'A service the request needs cannot answer; retry after Retry-After seconds.', { 'Retry-After': ref('headers', 'RetryAfter'), ...rateLimitHeaders }),
+  ServiceUnavailable: errorResponse(503, 'A service the request needs cannot answer; retry after Retry-After seconds.', {
+    'Retry-After': ref('headers', 'RetryAfter'),
+    ...rateLimitHeaders,
+  }),
 };
 
 const CONFLICTS: Record<ConflictKind, { description: string; example: Json }> = {
@@ -263,7 +277,11 @@ function operationObject(operation: Operation): Json {
       ? {
           requestBody:
             operation.method === 'patch'
-              ? { required: false, description: 'The fields to change. An empty object, or no body, changes nothing.', content: { 'application/json': { schema: ref('schemas', operation.body.name) } } }
+              ? {
+                  required: false,
+                  description: 'The fields to change. An empty object, or no body, changes nothing.',
+                  content: { 'application/json': { schema: ref('schemas', operation.body.name) } },
+                }
               : { required: true, content: { 'application/json': { schema: ref('schemas', operation.body.name) } } },
         }
       : {}),
@@ -272,9 +290,7 @@ function operationObject(operation: Operation): Json {
 }
 
 function linksOf(links: NonNullable<Operation['success']['links']>): Json {
-  return Object.fromEntries(
-    Object.entries(links).map(([name, link]) => [name, { operationId: link.operationId, parameters: link.parameters }]),
-  );
+  return Object.fromEntries(Object.entries(links).map(([name, link]) => [name, { operationId: link.operationId, parameters: link.parameters }]));
 }
 
 function webhookOperation(event: string, schemaName: string, summary: string, description: string): Json {
@@ -284,12 +300,20 @@ function webhookOperation(event: string, schemaName: string, summary: string, de
       tags: ['Webhook events'],
       summary,
       description: `${description}\n\nVerify the signatures against the raw body bytes before parsing them (docs/webhooks.md shows how). The same delivery may arrive more than once: deduplicate on \`X-Webhook-Delivery\`.`,
-      parameters: Object.entries(DELIVERY_HEADERS).map(([name, header]) => ({ name, in: 'header', required: header.required, description: header.description, schema: header.schema })),
+      parameters: Object.entries(DELIVERY_HEADERS).map(([name, header]) => ({
+        name,
+        in: 'header',
+        required: header.required,
+        description: header.description,
+        schema: header.schema,
+      })),
       requestBody: { required: true, content: { 'application/json': { schema: ref('schemas', schemaName) } } },
       responses: {
         '2XX': { description: 'Received: the delivery succeeded. The body of the answer is ignored (its start is kept in the delivery log).' },
         '410': { description: 'Gone: the delivery fails at once and is not retried.' },
-        default: { description: 'Any other answer, or none within the timeout, is retried on the schedule (seconds to hours, with jitter) until it succeeds or the retries run out.' },
+        default: {
+          description: 'Any other answer, or none within the timeout, is retried on the schedule (seconds to hours, with jitter) until it succeeds or the retries run out.',
+        },
       },
     },
   };
@@ -397,8 +421,18 @@ export function buildOpenApiDocument(options: DocumentOptions = {}): Json {
     ],
     paths,
     webhooks: {
-      'issue.created': webhookOperation('issue.created', 'IssueCreatedEvent', 'issue.created', 'Sent to every active webhook of the team subscribed to `issue.created` when an issue is created.'),
-      'issue.updated': webhookOperation('issue.updated', 'IssueUpdatedEvent', 'issue.updated', 'Sent to every active webhook of the team subscribed to `issue.updated` when a PATCH changes at least one field of an issue.'),
+      'issue.created': webhookOperation(
+        'issue.created',
+        'IssueCreatedEvent',
+        'issue.created',
+        'Sent to every active webhook of the team subscribed to `issue.created` when an issue is created.',
+      ),
+      'issue.updated': webhookOperation(
+        'issue.updated',
+        'IssueUpdatedEvent',
+        'issue.updated',
+        'Sent to every active webhook of the team subscribed to `issue.updated` when a PATCH changes at least one field of an issue.',
+      ),
       ping: webhookOperation('ping', 'PingEvent', 'ping', 'Sent to one webhook when its `ping` operation is called.'),
     },
     components: {

@@ -20,14 +20,7 @@ export function isGithubRepository(value: string): boolean {
   const parts = value.split('/');
   if (parts.length !== 2) return false;
   const [owner = '', name = ''] = parts;
-  return (
-    owner.length <= MAX_OWNER_LENGTH &&
-    OWNER.test(owner) &&
-    name.length <= MAX_REPOSITORY_NAME_LENGTH &&
-    REPOSITORY_NAME.test(name) &&
-    name !== '.' &&
-    name !== '..'
-  );
+  return owner.length <= MAX_OWNER_LENGTH && OWNER.test(owner) && name.length <= MAX_REPOSITORY_NAME_LENGTH && REPOSITORY_NAME.test(name) && name !== '.' && name !== '..';
 }
 
 const MAX_GITHUB_REPOSITORY_LENGTH = MAX_OWNER_LENGTH + 1 + MAX_REPOSITORY_NAME_LENGTH;
@@ -36,11 +29,9 @@ const GITHUB_REPOSITORY_PATTERN = `^(?=[^/]{1,${MAX_OWNER_LENGTH}}/)[A-Za-z0-9]+
 
 const name = fields.requiredString(NAME_MAX_LENGTH).meta({ examples: ['Backend API'] });
 const description = fields.nullableString(PROJECT_DESCRIPTION_MAX_LENGTH);
-const githubRepository = fields
-  .nullableString(MAX_GITHUB_REPOSITORY_LENGTH)
-  .refine((value) => value === null || isGithubRepository(value), {
-    message: 'The github repository field must be a GitHub repository in owner/repo format.',
-  });
+const githubRepository = fields.nullableString(MAX_GITHUB_REPOSITORY_LENGTH).refine((value) => value === null || isGithubRepository(value), {
+  message: 'The github repository field must be a GitHub repository in owner/repo format.',
+});
 /** In the document: `owner/repo` (owner up to 39 characters, name up to 100), an empty string or null. */
 const githubRepositoryDocumented = githubRepository.meta({
   description: '`owner/repo` (owner up to 39 characters, repository name up to 100); an empty string or null removes it.',
@@ -58,7 +49,10 @@ export const createProjectInput = z
     description: description.optional(),
     github_repository: githubRepositoryDocumented.optional(),
   })
-  .meta({ description: 'A new project. Unknown and server-owned fields are ignored.', examples: [{ name: 'Backend API', description: 'The public API', github_repository: 'acme/backend-api' }] });
+  .meta({
+    description: 'A new project. Unknown and server-owned fields are ignored.',
+    examples: [{ name: 'Backend API', description: 'The public API', github_repository: 'acme/backend-api' }],
+  });
 
 /** PATCH .../projects/{project}: only the fields sent change; name may not be null. */
 export const updateProjectInput = z

@@ -16,12 +16,18 @@ const envelope = {
   team_id: id(),
 };
 
-export const issueCreatedEvent = z
-  .object({ ...envelope, event: z.literal('issue.created'), issue })
-  .meta({
-    description: 'Sent when an issue is created: the event envelope with the new issue.',
-    examples: [{ id: '0b6f1f5e-5d0c-4a49-9a3e-4f1c2e8f3b7a', event: 'issue.created', created_at: '2026-01-14T17:20:41.551207Z', team_id: 1, issue: { ...ISSUE_EXAMPLE, status: 'triage', assigned_to: null, updated_at: '2026-01-14T17:20:41.551207Z' } }],
-  });
+export const issueCreatedEvent = z.object({ ...envelope, event: z.literal('issue.created'), issue }).meta({
+  description: 'Sent when an issue is created: the event envelope with the new issue.',
+  examples: [
+    {
+      id: '0b6f1f5e-5d0c-4a49-9a3e-4f1c2e8f3b7a',
+      event: 'issue.created',
+      created_at: '2026-01-14T17:20:41.551207Z',
+      team_id: 1,
+      issue: { ...ISSUE_EXAMPLE, status: 'triage', assigned_to: null, updated_at: '2026-01-14T17:20:41.551207Z' },
+    },
+  ],
+});
 
 export const issueUpdatedEvent = z
   .object({
@@ -57,7 +63,11 @@ export const pingEvent = z
 /** The headers of every delivery attempt, as receivers see them (packages/webhooks signs them). */
 export const DELIVERY_HEADERS = {
   'User-Agent': { required: true, description: '`Worklane-Webhooks/<version>`.', schema: { type: 'string', examples: ['Worklane-Webhooks/0.1.0'] } },
-  'X-Webhook-Event': { required: true, description: 'The event: `issue.created`, `issue.updated` or `ping`.', schema: { type: 'string', enum: ['issue.created', 'issue.updated', 'ping'] } },
+  'X-Webhook-Event': {
+    required: true,
+    description: 'The event: `issue.created`, `issue.updated` or `ping`.',
+    schema: { type: 'string', enum: ['issue.created', 'issue.updated', 'ping'] },
+  },
   'X-Webhook-Delivery': { required: true, description: 'The delivery id: one per (event, webhook), the same on every retry.', schema: { type: 'string', format: 'uuid' } },
   'X-Webhook-Signature': {
     required: false,
@@ -65,7 +75,11 @@ export const DELIVERY_HEADERS = {
     schema: { type: 'string', pattern: '^[0-9a-f]{64}$' },
   },
   'webhook-id': { required: false, description: 'With a secret (Standard Webhooks): the delivery id.', schema: { type: 'string', format: 'uuid' } },
-  'webhook-timestamp': { required: false, description: 'With a secret (Standard Webhooks): Unix seconds of this attempt; refuse old ones to stop replays.', schema: { type: 'string', pattern: '^[0-9]+$' } },
+  'webhook-timestamp': {
+    required: false,
+    description: 'With a secret (Standard Webhooks): Unix seconds of this attempt; refuse old ones to stop replays.',
+    schema: { type: 'string', pattern: '^[0-9]+$' },
+  },
   'webhook-signature': {
     required: false,
     description: 'With a secret (Standard Webhooks): `v1,` and the base64 HMAC-SHA256 of `<webhook-id>.<webhook-timestamp>.<raw body>`, keyed with the secret’s UTF-8 bytes.',

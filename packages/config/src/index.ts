@@ -16,15 +16,10 @@ export class ConfigError extends Error {
  * Parses the environment once against a zod object schema. This is the only place in Worklane
  * that reads `process.env`; everything else receives the parsed, typed result.
  */
-export function loadConfig<Shape extends z.ZodRawShape>(
-  schema: z.ZodObject<Shape>,
-  env: Record<string, string | undefined> = process.env,
-): z.infer<z.ZodObject<Shape>> {
+export function loadConfig<Shape extends z.ZodRawShape>(schema: z.ZodObject<Shape>, env: Record<string, string | undefined> = process.env): z.infer<z.ZodObject<Shape>> {
   const result = schema.safeParse(env);
   if (result.success) return result.data;
-  throw new ConfigError(
-    result.error.issues.map((issue) => `${issue.path.join('.') || '(environment)'}: ${issue.message}`),
-  );
+  throw new ConfigError(result.error.issues.map((issue) => `${issue.path.join('.') || '(environment)'}: ${issue.message}`));
 }
 
 /** A TCP port number given as a string. */
@@ -86,7 +81,11 @@ export function baseServiceSchema(serviceName: string) {
 export function databaseSchema(serviceName: string) {
   return {
     DATABASE_URL: z.string().startsWith('postgres', 'must be a postgres:// or postgresql:// URL').describe('PostgreSQL connection URL'),
-    DATABASE_SCHEMA: z.string().regex(/^[a-z_][a-z0-9_]*$/, 'must be a lower-case SQL identifier').default(serviceName).describe("Schema holding this service's tables"),
+    DATABASE_SCHEMA: z
+      .string()
+      .regex(/^[a-z_][a-z0-9_]*$/, 'must be a lower-case SQL identifier')
+      .default(serviceName)
+      .describe("Schema holding this service's tables"),
     DATABASE_POOL_MAX: z.coerce.number().int().min(1).max(200).default(10).describe('Maximum pooled connections'),
     MIGRATE_ON_START: flag(true).describe("Apply this service's migrations at start"),
   };

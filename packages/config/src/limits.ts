@@ -5,13 +5,7 @@ import { z } from 'zod';
  * Read by the paging of @worklane/http; kept here so a config schema never loads express.
  */
 export const pagingSettings = {
-  LIST_DEFAULT_LIMIT: z.coerce
-    .number()
-    .int()
-    .min(1)
-    .max(1_000)
-    .default(50)
-    .describe('Rows in a page of a list when the request gives no `limit` (capped at LIST_MAX_LIMIT)'),
+  LIST_DEFAULT_LIMIT: z.coerce.number().int().min(1).max(1_000).default(50).describe('Rows in a page of a list when the request gives no `limit` (capped at LIST_MAX_LIMIT)'),
   LIST_MAX_LIMIT: z.coerce.number().int().min(1).max(1_000).default(200).describe('Largest `limit` a list request may ask for; a larger one is refused with 422'),
   LIST_MAX_PAGE_BYTES: z.coerce
     .number()
@@ -39,26 +33,14 @@ export function listPageLimits(config: Partial<Record<keyof typeof pagingSetting
 
 /** A per-team quota: how many of `what` one team may hold; one more is refused. */
 export const teamQuota = (defaultLimit: number, what: string) =>
-  z.coerce
-    .number()
-    .int()
-    .min(1)
-    .max(1_000_000)
-    .default(defaultLimit)
-    .describe(`${what} one team may hold; creating one more is refused (HTTP 409 \`quota_exceeded\`)`);
+  z.coerce.number().int().min(1).max(1_000_000).default(defaultLimit).describe(`${what} one team may hold; creating one more is refused (HTTP 409 \`quota_exceeded\`)`);
 
 /**
  * What a service accepts in a query and how much of a validation failure a 422 lists. Read by
  * createServiceApp of @worklane/http (docs/api-limits.md).
  */
 export const inputLimitSettings = {
-  HTTP_MAX_FIELD_ERRORS: z.coerce
-    .number()
-    .int()
-    .min(1)
-    .max(1_000)
-    .default(20)
-    .describe('Field errors a 422 lists at most; `errors_omitted` counts the rest'),
+  HTTP_MAX_FIELD_ERRORS: z.coerce.number().int().min(1).max(1_000).default(20).describe('Field errors a 422 lists at most; `errors_omitted` counts the rest'),
   HTTP_MAX_QUERY_VALUE_LENGTH: z.coerce
     .number()
     .int()

@@ -219,9 +219,7 @@ export function startOrder(services: readonly ServiceInfo[] = SERVICES): Service
   const order: ServiceName[] = [];
   const pending = [...services];
   while (pending.length > 0) {
-    const ready = pending.findIndex((service) =>
-      service.dependsOn.every((dependency) => dependency === 'postgres' || dependency === 'nats' || order.includes(dependency)),
-    );
+    const ready = pending.findIndex((service) => service.dependsOn.every((dependency) => dependency === 'postgres' || dependency === 'nats' || order.includes(dependency)));
     if (ready < 0) throw new Error(`the services' calls form a cycle: ${pending.map((service) => service.name).join(', ')}`);
     order.push(pending.splice(ready, 1)[0]!.name);
   }

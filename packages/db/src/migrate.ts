@@ -25,9 +25,7 @@ export async function migrate(databaseUrl: string, schema: string, directory: st
   try {
     await client.query('SELECT pg_advisory_lock($1)', [lockKey(schema)]);
     await client.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
-    await client.query(
-      `CREATE TABLE IF NOT EXISTS ${schema}.schema_migrations (version text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`,
-    );
+    await client.query(`CREATE TABLE IF NOT EXISTS ${schema}.schema_migrations (version text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`);
     const done = new Set((await client.query<{ version: string }>(`SELECT version FROM ${schema}.schema_migrations`)).rows.map((row) => row.version));
     for (const file of files) {
       if (done.has(file)) continue;

@@ -35,7 +35,12 @@ export async function openServiceDatabase(
  * deliveries), so API requests, however many and slow, never leave that work waiting for a
  * connection, nor it them.
  */
-export function openWorkerPool(service: string, config: Omit<ServiceDatabaseConfig, 'MIGRATE_ON_START' | 'DATABASE_POOL_MAX'>, max: number, logger?: { warn(object: object, message: string): void }): pg.Pool {
+export function openWorkerPool(
+  service: string,
+  config: Omit<ServiceDatabaseConfig, 'MIGRATE_ON_START' | 'DATABASE_POOL_MAX'>,
+  max: number,
+  logger?: { warn(object: object, message: string): void },
+): pg.Pool {
   return createPool({
     url: config.DATABASE_URL,
     schema: config.DATABASE_SCHEMA,

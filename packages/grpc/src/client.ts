@@ -12,11 +12,7 @@ export interface GrpcClientOptions {
 type ClientConstructor<Client> = new (address: string, credentials: grpc.ChannelCredentials, options?: grpc.ClientOptions) => Client;
 
 /** A client of an internal gRPC service whose every call is signed as coming from `caller`. */
-export function createGrpcClient<Client extends grpc.Client>(
-  Constructor: ClientConstructor<Client>,
-  address: string,
-  options: GrpcClientOptions,
-): Client {
+export function createGrpcClient<Client extends grpc.Client>(Constructor: ClientConstructor<Client>, address: string, options: GrpcClientOptions): Client {
   const signing: grpc.Interceptor = (callOptions, nextCall) =>
     new grpc.InterceptingCall(nextCall(callOptions), {
       start(metadata, listener, next) {
@@ -41,10 +37,7 @@ type Callback<Response> = (error: grpc.ServiceError | null, response?: Response)
  * Promisifies one unary call with a deadline:
  * `await unaryCall((metadata, options, done) => client.Authenticate({ token }, metadata, options, done))`.
  */
-export function unaryCall<Response>(
-  invoke: (metadata: grpc.Metadata, options: grpc.CallOptions, callback: Callback<Response>) => unknown,
-  deadlineMs = 5_000,
-): Promise<Response> {
+export function unaryCall<Response>(invoke: (metadata: grpc.Metadata, options: grpc.CallOptions, callback: Callback<Response>) => unknown, deadlineMs = 5_000): Promise<Response> {
   return new Promise((resolve, reject) => {
     invoke(new grpc.Metadata(), { deadline: Date.now() + deadlineMs }, (error, response) => {
       if (error) return reject(error);

@@ -81,9 +81,7 @@ const compiled: CompiledRoute[] = API_ROUTES.map((route) => ({
 }));
 
 export type RouteMatch =
-  | { kind: 'matched'; route: ApiRoute; params: Record<string, string> }
-  | { kind: 'method-not-allowed'; route: ApiRoute; allow: string }
-  | { kind: 'not-found' };
+  { kind: 'matched'; route: ApiRoute; params: Record<string, string> } | { kind: 'method-not-allowed'; route: ApiRoute; allow: string } | { kind: 'not-found' };
 
 const NOT_FOUND: RouteMatch = { kind: 'not-found' };
 

@@ -77,7 +77,13 @@ describe('createServiceApp', () => {
     const send = () => request(app()).patch(url).set(signed('PATCH', url));
     expect((await send().set('Content-Type', 'application/json').send('{"name":')).status).toBe(400);
     expect((await send().set('Content-Type', 'text/plain').send('name=x')).status).toBe(415);
-    expect((await send().set('Content-Type', 'application/json').send(JSON.stringify({ name: 'x'.repeat(1_100_000) }))).status).toBe(413);
+    expect(
+      (
+        await send()
+          .set('Content-Type', 'application/json')
+          .send(JSON.stringify({ name: 'x'.repeat(1_100_000) }))
+      ).status,
+    ).toBe(413);
     const invalid = await send().send({ name: 'far too long' });
     expect(invalid.status).toBe(422);
     expect(invalid.body).toEqual({
@@ -118,8 +124,7 @@ describe('createServiceApp', () => {
         formBodies,
         routes: (router) => void router.post('/login', (req, res) => void res.json(req.body)),
       });
-    const form = (instance: ReturnType<typeof formApp>) =>
-      request(instance).post('/login').type('form').send('email=a%40example.com&password=x');
+    const form = (instance: ReturnType<typeof formApp>) => request(instance).post('/login').type('form').send('email=a%40example.com&password=x');
     expect((await form(formApp(false))).status).toBe(415);
     const accepted = await form(formApp(true));
     expect(accepted.status).toBe(200);

@@ -16,8 +16,7 @@ function app(extra: Partial<ServiceAppOptions> = {}) {
     routes: (router) => {
       resource(router, URL, {
         get: (req, res) => void res.json({ query: req.query }),
-        post: (req, res) =>
-          void res.json(parseBody(z.object({ name: fields.requiredString(5), tags: z.array(z.enum(['a', 'b'])).optional() }), req.body)),
+        post: (req, res) => void res.json(parseBody(z.object({ name: fields.requiredString(5), tags: z.array(z.enum(['a', 'b'])).optional() }), req.body)),
       });
     },
     ...extra,

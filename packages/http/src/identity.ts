@@ -69,13 +69,7 @@ const header = (headers: Record<string, string | string[] | undefined>, name: st
 const positiveInteger = (value: string | undefined) => (value && /^\d{1,15}$/.test(value) ? Number(value) : undefined);
 
 /** The identity of a request if its headers are present, well formed, fresh and signed by one of `issuers`. */
-export function verifyIdentity(
-  issuers: PublicKeys,
-  method: string,
-  url: string,
-  headers: Record<string, string | string[] | undefined>,
-  now = Date.now(),
-): Identity | undefined {
+export function verifyIdentity(issuers: PublicKeys, method: string, url: string, headers: Record<string, string | string[] | undefined>, now = Date.now()): Identity | undefined {
   const teamId = positiveInteger(header(headers, IDENTITY_HEADERS.team));
   const userId = positiveInteger(header(headers, IDENTITY_HEADERS.user));
   const tokenId = positiveInteger(header(headers, IDENTITY_HEADERS.token));

@@ -23,19 +23,7 @@ export {
   type PublicRouteMatch,
   type RouteMatch,
 } from './api-routes';
-export {
-  byId,
-  decodeCursor,
-  encodeCursor,
-  nextPageLink,
-  readPage,
-  rowsToFetch,
-  sendPage,
-  streamWholeList,
-  type ListKind,
-  type PageLimits,
-  type PageRequest,
-} from './paging';
+export { byId, decodeCursor, encodeCursor, nextPageLink, readPage, rowsToFetch, sendPage, streamWholeList, type ListKind, type PageLimits, type PageRequest } from './paging';
 export { QUOTA_EXCEEDED, QuotaExceededHttpError, quotaAnswer, withQuotaAnswer } from './quota';
 export { TokenBuckets } from './token-buckets';
 export { idempotentPosts, createdAnswer, type CreatedAnswer, type IdempotencyOptions } from './idempotency/middleware';

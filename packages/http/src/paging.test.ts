@@ -104,7 +104,12 @@ describe('lists paged on request', () => {
 
 describe('the byte budget of a page', () => {
   it('stops before the row that would pass it, keeps at least one row, and the cursor goes on from the last row served', async () => {
-    const big = [{ id: 4, text: 'a'.repeat(40) }, { id: 3, text: 'b'.repeat(40) }, { id: 2, text: 'c'.repeat(200) }, { id: 1, text: 'd' }];
+    const big = [
+      { id: 4, text: 'a'.repeat(40) },
+      { id: 3, text: 'b'.repeat(40) },
+      { id: 2, text: 'c'.repeat(200) },
+      { id: 1, text: 'd' },
+    ];
     const server = express();
     server.get('/list', (req, res) => {
       const page = readPage(req, THINGS, { defaultLimit: 4, maxLimit: 4, maxBytes: 120 }, 'always')!;

@@ -125,14 +125,7 @@ export function nextPageLink(req: Request, cursor: string, limit: number): strin
  * take it past `page.maxBytes` (the first row always goes), so large rows cannot make one answer
  * huge: the client follows next_cursor as for any page.
  */
-export function sendPage<Row, Key>(
-  req: Request,
-  res: Response,
-  kind: ListKind<Key>,
-  page: PageRequest<Key>,
-  rows: Row[],
-  keyOf: (row: Row) => Key,
-): void {
+export function sendPage<Row, Key>(req: Request, res: Response, kind: ListKind<Key>, page: PageRequest<Key>, rows: Row[], keyOf: (row: Row) => Key): void {
   const budget = page.maxBytes ?? Number.POSITIVE_INFINITY;
   const parts: string[] = [];
   let bytes = 0;

@@ -1,13 +1,5 @@
 export { connectNats, type NatsConnection } from './connection';
-export {
-  injectTraceContext,
-  extractTraceContext,
-  captureTraceContext,
-  restoreTraceContext,
-  inSpan,
-  SpanKind,
-  type SpanOptions,
-} from './trace-context';
+export { injectTraceContext, extractTraceContext, captureTraceContext, restoreTraceContext, inSpan, SpanKind, type SpanOptions } from './trace-context';
 export {
   ISSUE_EVENTS_STREAM,
   ISSUE_EVENTS_STREAM_CONFIG,
@@ -25,7 +17,17 @@ export {
 } from './issue-events';
 export { streamSettingsSchema, streamLimitsFrom, strongerLimits, limitsDiffer, type StreamLimits, type StreamSettingsEnv, type KeptLimit } from './stream-limits';
 export { registerStreamMetrics } from './stream-metrics';
-export { DiscardPolicy, JetStreamApiError, jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager, type JsMsg, type ConsumerMessages, type Consumer } from '@nats-io/jetstream';
+export {
+  DiscardPolicy,
+  JetStreamApiError,
+  jetstream,
+  jetstreamManager,
+  type JetStreamClient,
+  type JetStreamManager,
+  type JsMsg,
+  type ConsumerMessages,
+  type Consumer,
+} from '@nats-io/jetstream';
 export {
   EVENT_SCHEMAS,
   InvalidEventError,

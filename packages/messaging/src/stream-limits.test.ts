@@ -18,7 +18,13 @@ describe('strongerLimits', () => {
   });
 
   it('reads the settings of the environment', () => {
-    const limits = streamLimitsFrom({ ISSUE_EVENTS_REPLICAS: 3, ISSUE_EVENTS_MAX_BYTES: 2_000_000, ISSUE_EVENTS_MAX_MSGS: 10_000, ISSUE_EVENTS_MAX_AGE_HOURS: 2, ISSUE_EVENTS_DISCARD: 'new' });
+    const limits = streamLimitsFrom({
+      ISSUE_EVENTS_REPLICAS: 3,
+      ISSUE_EVENTS_MAX_BYTES: 2_000_000,
+      ISSUE_EVENTS_MAX_MSGS: 10_000,
+      ISSUE_EVENTS_MAX_AGE_HOURS: 2,
+      ISSUE_EVENTS_DISCARD: 'new',
+    });
     expect(limits).toEqual({ num_replicas: 3, max_bytes: 2_000_000, max_msgs: 10_000, max_age: 7_200e9, discard: DiscardPolicy.New });
   });
 });

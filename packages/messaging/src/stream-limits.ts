@@ -7,15 +7,34 @@ import { z } from '@worklane/config';
  * environment. Both services declare the stream at start, so both carry the same settings.
  */
 export const streamSettingsSchema = {
-  ISSUE_EVENTS_REPLICAS: z.coerce.number().int().min(1).max(5).default(1)
+  ISSUE_EVENTS_REPLICAS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(5)
+    .default(1)
     .describe('Replicas of the ISSUE_EVENTS JetStream stream when it is created or strengthened (at most the number of NATS servers; 3 for the clustered NATS of deploy/nats)'),
-  ISSUE_EVENTS_MAX_BYTES: z.coerce.number().int().min(65_536).default(1024 ** 3)
+  ISSUE_EVENTS_MAX_BYTES: z.coerce
+    .number()
+    .int()
+    .min(65_536)
+    .default(1024 ** 3)
     .describe('Most bytes the ISSUE_EVENTS stream holds: events not yet taken by the delivery service; when full, publishing is refused and the outbox relay backs off'),
-  ISSUE_EVENTS_MAX_MSGS: z.coerce.number().int().min(1_000).default(10_000_000)
+  ISSUE_EVENTS_MAX_MSGS: z.coerce
+    .number()
+    .int()
+    .min(1_000)
+    .default(10_000_000)
     .describe('Most messages the ISSUE_EVENTS stream holds; when full, publishing is refused and the outbox relay backs off'),
-  ISSUE_EVENTS_MAX_AGE_HOURS: z.coerce.number().min(1).max(24 * 365).default(7 * 24)
+  ISSUE_EVENTS_MAX_AGE_HOURS: z.coerce
+    .number()
+    .min(1)
+    .max(24 * 365)
+    .default(7 * 24)
     .describe('How long an event may wait in the ISSUE_EVENTS stream for the delivery service'),
-  ISSUE_EVENTS_DISCARD: z.enum(['new', 'old']).default('new')
+  ISSUE_EVENTS_DISCARD: z
+    .enum(['new', 'old'])
+    .default('new')
     .describe('What a full ISSUE_EVENTS stream does: `new` refuses the publish (the event stays in the outbox), `old` drops the oldest event, delivered or not'),
 };
 

@@ -18,7 +18,19 @@ export class DependencyUnavailableError extends Error {
 }
 
 /** Socket errors: nothing listens, the peer went away, no route, no name, no answer in time. */
-const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ECONNABORTED', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EHOSTDOWN', 'ENETDOWN', 'ENOTFOUND', 'EAI_AGAIN']);
+const NETWORK_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ECONNABORTED',
+  'EPIPE',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EHOSTDOWN',
+  'ENETDOWN',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+]);
 
 /**
  * PostgreSQL SQLSTATEs of a server that cannot serve: class 08 (connection exception), class 53
@@ -29,7 +41,8 @@ const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ECONNABORTED', 'EP
 const isUnavailableSqlState = (code: string) => /^(08|53)[0-9A-Z]{3}$/.test(code) || code === '57P01' || code === '57P02' || code === '57P03' || code === '57014';
 
 /** What node-postgres says, without a code, when it cannot get or keep a connection. */
-const POSTGRES_CONNECTION_MESSAGES = /^(timeout exceeded when trying to connect|connection terminated|client has encountered a connection error|query read timeout|cannot use a pool after calling end)/i;
+const POSTGRES_CONNECTION_MESSAGES =
+  /^(timeout exceeded when trying to connect|connection terminated|client has encountered a connection error|query read timeout|cannot use a pool after calling end)/i;
 
 /** gRPC statuses of a call that got no answer: UNAVAILABLE (14), DEADLINE_EXCEEDED (4). */
 const GRPC_UNAVAILABLE = new Set([14, 4]);

@@ -16,7 +16,11 @@ describe('Lifecycle', () => {
   it('keeps going after a failed step and exits non-zero', async () => {
     const lifecycle = new Lifecycle(silent, 1000);
     const ran: string[] = [];
-    lifecycle.onShutdown('broken', () => { throw new Error('boom'); }).onShutdown('after', () => void ran.push('after'));
+    lifecycle
+      .onShutdown('broken', () => {
+        throw new Error('boom');
+      })
+      .onShutdown('after', () => void ran.push('after'));
     await expect(lifecycle.shutdown()).resolves.toBe(1);
     expect(ran).toEqual(['after']);
   });

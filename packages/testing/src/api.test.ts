@@ -9,9 +9,7 @@ describe('apiUrl', () => {
     expect(apiUrl('http://127.0.0.1:1/', '/teams/1/projects')).toBe('http://127.0.0.1:1/api/v1/teams/1/projects');
     expect(apiUrl('http://127.0.0.1:1', 'teams')).toBe('http://127.0.0.1:1/api/v1/teams');
     expect(apiUrl('http://127.0.0.1:1', 'http://x:2/readyz')).toBe('http://x:2/readyz');
-    expect(apiUrl('http://127.0.0.1:1', '/issues', { limit: 5, cursor: undefined, q: 'a b' })).toBe(
-      'http://127.0.0.1:1/api/v1/issues?limit=5&q=a+b',
-    );
+    expect(apiUrl('http://127.0.0.1:1', '/issues', { limit: 5, cursor: undefined, q: 'a b' })).toBe('http://127.0.0.1:1/api/v1/issues?limit=5&q=a+b');
   });
 });
 

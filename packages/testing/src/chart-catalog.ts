@@ -47,7 +47,7 @@ function entryLines(service: ServiceInfo): string[] {
 export function renderChartCatalog(): string {
   return [
     '{{/*',
-    'GENERATED from the service table (packages/config/src/service-table.ts) and the services\' own',
+    "GENERATED from the service table (packages/config/src/service-table.ts) and the services' own",
     'configuration schemas by `npm run generate -w @worklane/testing`; do not edit',
     '(packages/testing/src/service-table.test.ts fails when this file is stale).',
     '',
@@ -58,7 +58,7 @@ export function renderChartCatalog(): string {
     '',
     '  http / grpc      container ports (HTTP serves /healthz and /readyz; /metrics is on the',
     '                   `metrics` port, .Values.metrics.port, in every service)',
-    '  grpcAddrEnv      variable through which clients find this service\'s gRPC port',
+    "  grpcAddrEnv      variable through which clients find this service's gRPC port",
     '  grpcProbes       its HTTP port serves probes only (its API is gRPC): readiness uses the',
     '                   native gRPC health probe on the gRPC port',
     '  database, schema uses PostgreSQL (its own schema, migrated by a Job) / NATS JetStream: nats',
@@ -78,7 +78,7 @@ export function renderChartCatalog(): string {
     ...SERVICES.flatMap(entryLines),
     '{{- end -}}',
     '',
-    '{{/* The services in the table\'s order, as a YAML list. */}}',
+    "{{/* The services in the table's order, as a YAML list. */}}",
     '{{- define "worklane.serviceNames" -}}',
     `[${SERVICES.map((service) => service.name).join(', ')}]`,
     '{{- end -}}',

@@ -11,8 +11,11 @@ describe('parseJsonLine', () => {
 
 describe('cliEnv', () => {
   it('passes the addresses, key and database of the system', () => {
-    expect(
-      cliEnv({ env: { TOKEN_SERVICE_ADDR: 'a:1', PROJECT_GRPC_ADDR: 'b:2', CLI_PRIVATE_KEY: 'k', DATABASE_URL: 'postgres://x', HTTP_PORT: '1' } }),
-    ).toEqual({ TOKEN_SERVICE_ADDR: 'a:1', PROJECT_GRPC_ADDR: 'b:2', CLI_PRIVATE_KEY: 'k', DATABASE_URL: 'postgres://x' });
+    expect(cliEnv({ env: { TOKEN_SERVICE_ADDR: 'a:1', PROJECT_GRPC_ADDR: 'b:2', CLI_PRIVATE_KEY: 'k', DATABASE_URL: 'postgres://x', HTTP_PORT: '1' } })).toEqual({
+      TOKEN_SERVICE_ADDR: 'a:1',
+      PROJECT_GRPC_ADDR: 'b:2',
+      CLI_PRIVATE_KEY: 'k',
+      DATABASE_URL: 'postgres://x',
+    });
   });
 });

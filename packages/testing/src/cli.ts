@@ -57,7 +57,10 @@ export function runCli(system: HasEnv, args: string[], options: { timeoutMs?: nu
 
 /** The last line of `stdout` that parses as a JSON object. */
 export function parseJsonLine<T = Record<string, unknown>>(stdout: string): T {
-  const lines = stdout.split('\n').map((l) => l.trim()).filter(Boolean);
+  const lines = stdout
+    .split('\n')
+    .map((l) => l.trim())
+    .filter(Boolean);
   for (let i = lines.length - 1; i >= 0; i -= 1) {
     const line = lines[i] as string;
     if (!line.startsWith('{')) continue;
@@ -74,8 +77,7 @@ async function runCliJson<T>(system: HasEnv, args: string[]): Promise<T> {
   const result = await runCli(system, args);
   if (result.code !== 0) {
     throw new Error(
-      `worklane ${args.map((a) => (a.includes(' ') ? JSON.stringify(a) : a)).join(' ')} failed ` +
-        `(${result.signal ?? `exit ${result.code}`}):\n${result.stderr}${result.stdout}`,
+      `worklane ${args.map((a) => (a.includes(' ') ? JSON.stringify(a) : a)).join(' ')} failed ` + `(${result.signal ?? `exit ${result.code}`}):\n${result.stderr}${result.stdout}`,
     );
   }
   return parseJsonLine<T>(result.stdout);
@@ -121,16 +123,7 @@ export async function bootstrapTeam(
 
 /** `worklane token create --team ID --email E --name N` → {token_id, token}. */
 export function createToken(system: HasEnv, options: { teamId: number | string; email: string; name?: string }): Promise<{ token_id: number; token: string }> {
-  return runCliJson(system, [
-    'token',
-    'create',
-    '--team',
-    String(options.teamId),
-    '--email',
-    options.email,
-    '--name',
-    options.name ?? `token ${randomId(4)}`,
-  ]);
+  return runCliJson(system, ['token', 'create', '--team', String(options.teamId), '--email', options.email, '--name', options.name ?? `token ${randomId(4)}`]);
 }
 
 /** `worklane token revoke --team ID --token-id ID`; resolves once revocation is in force. */

@@ -15,8 +15,7 @@ function requireServerUrl(explicit?: string): string {
   const url = explicit ?? process.env.DATABASE_URL;
   if (!url) {
     throw new Error(
-      'DATABASE_URL is not set: run the tests through `npm test` (which starts PostgreSQL), or set ' +
-        'DATABASE_URL to a server where this user may CREATE DATABASE.',
+      'DATABASE_URL is not set: run the tests through `npm test` (which starts PostgreSQL), or set ' + 'DATABASE_URL to a server where this user may CREATE DATABASE.',
     );
   }
   return url;
@@ -57,10 +56,7 @@ export async function createTestDatabase(options: { serverUrl?: string; prefix?:
         } catch (err) {
           // PostgreSQL < 13 has no FORCE.
           if ((err as { code?: string }).code !== '42601') throw err;
-          await c.query(
-            'SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()',
-            [name],
-          );
+          await c.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()', [name]);
           await c.query(`DROP DATABASE IF EXISTS ${quoteIdent(name)}`);
         }
       });

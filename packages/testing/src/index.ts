@@ -1,17 +1,7 @@
 // Test helpers for Worklane's integration tests: databases, service processes, whole systems,
 // the CLI, an API client and extra NATS servers. See README.md.
 export { api, apiUrl, type ApiClient, type ApiResponse, type ApiTarget, type RequestOptions } from './api';
-export {
-  bootstrapTeam,
-  cliEnv,
-  createToken,
-  parseJsonLine,
-  revokeToken,
-  runCli,
-  type BootstrapResult,
-  type CliResult,
-  type HasEnv,
-} from './cli';
+export { bootstrapTeam, cliEnv, createToken, parseJsonLine, revokeToken, runCli, type BootstrapResult, type CliResult, type HasEnv } from './cli';
 export { createTestDatabase, type TestDatabase } from './database';
 export { publicKeysOf, randomId, randomKey, signerOf, signingKeyPair, signingKeyPairs, type SigningKeyPair } from './keys';
 export { natsServerBin, startNatsServer, type NatsServer } from './nats';

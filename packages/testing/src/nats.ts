@@ -33,10 +33,7 @@ let hooked = false;
 export function natsServerBin(): string {
   const bin = findExecutable('nats-server', process.env.WORKLANE_NATS_SERVER_BIN);
   if (!bin) {
-    throw new Error(
-      'nats-server not found: run the tests through `npm test` (it sets WORKLANE_NATS_SERVER_BIN), ' +
-        'or set WORKLANE_NATS_SERVER_BIN to a nats-server binary.',
-    );
+    throw new Error('nats-server not found: run the tests through `npm test` (it sets WORKLANE_NATS_SERVER_BIN), ' + 'or set WORKLANE_NATS_SERVER_BIN to a nats-server binary.');
   }
   return bin;
 }

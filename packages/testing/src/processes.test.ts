@@ -201,9 +201,7 @@ withDatabase('startSystem', () => {
     const stderr = process.stderr.write;
     process.stderr.write = () => true;
     try {
-      await expect(
-        startSystem({ services: ['token', 'project', 'webhook'], serviceEnv: { webhook: { FAKE_CRASH: '1' } } }),
-      ).rejects.toThrow(/webhook exited with code 3/);
+      await expect(startSystem({ services: ['token', 'project', 'webhook'], serviceEnv: { webhook: { FAKE_CRASH: '1' } } })).rejects.toThrow(/webhook exited with code 3/);
     } finally {
       process.stderr.write = stderr;
     }

@@ -210,7 +210,11 @@ describe('the Helm chart (charts/worklane)', () => {
   it('migrates exactly the services with a schema, each in its own image', () => {
     const jobs = objects.filter((object) => object.kind === 'Job' && object.metadata.labels?.['worklane.dev/service']);
     const migrated = jobs.map((job) => job.metadata.labels!['worklane.dev/service']);
-    expect(migrated.sort()).toEqual(SERVICES.filter((s) => s.schema !== null).map((s) => s.name).sort());
+    expect(migrated.sort()).toEqual(
+      SERVICES.filter((s) => s.schema !== null)
+        .map((s) => s.name)
+        .sort(),
+    );
     for (const job of jobs) {
       const service = info(job.metadata.labels!['worklane.dev/service'] as ServiceName);
       expect(job.spec.template.spec.containers[0].image).toMatch(new RegExp(`/${service.image}[:@]`));

@@ -126,9 +126,7 @@ async function httpStatus(url: string): Promise<number> {
 export async function startService(name: string, env: EnvInput = {}, options: StartServiceOptions = {}): Promise<ServiceHandle> {
   const main = options.main ?? serviceMain(name);
   if (!fs.existsSync(main)) {
-    throw new Error(
-      `${path.relative(repoRoot(), main)} does not exist: build it first (\`npm run build\`, or run the tests with \`npm test\`).`,
-    );
+    throw new Error(`${path.relative(repoRoot(), main)} does not exist: build it first (\`npm run build\`, or run the tests with \`npm test\`).`);
   }
   const info = SERVICES.find((s) => s.name === name);
   const given = normaliseEnv(env);
@@ -192,9 +190,7 @@ export async function startService(name: string, env: EnvInput = {}, options: St
         live.delete(current);
         const result = { code, signal };
         if (!expectingExit && !streamLogs) {
-          process.stderr.write(
-            `[@worklane/testing] service ${name} ${describeExit(result)} unexpectedly; its output:\n${tailText(200)}\n`,
-          );
+          process.stderr.write(`[@worklane/testing] service ${name} ${describeExit(result)} unexpectedly; its output:\n${tailText(200)}\n`);
         }
         resolve(result);
       });

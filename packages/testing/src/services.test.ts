@@ -33,7 +33,9 @@ describe('the service table', () => {
   });
 
   it('gives every service a metrics port of its own, distinct from every other port', () => {
-    const all = Object.values(defaultPorts(8080)).flatMap((p) => [p.http, p.grpc, p.metrics]).filter((p) => p !== null);
+    const all = Object.values(defaultPorts(8080))
+      .flatMap((p) => [p.http, p.grpc, p.metrics])
+      .filter((p) => p !== null);
     expect(new Set(all).size).toBe(all.length);
     expect(serviceEnv({ keys, env: {} }).delivery.METRICS_PORT).toBe('9185');
   });

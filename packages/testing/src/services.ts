@@ -7,13 +7,7 @@ import { GRPC_SERVICES, HTTP_CALLEES, PRINCIPALS, SERVICES, serviceInfo, service
 import type { SigningKeyPair } from './keys';
 
 /** Passed through to every service when set in the environment. */
-export const PASS_THROUGH: readonly string[] = Object.freeze([
-  'LOG_LEVEL',
-  'OTEL_EXPORTER_OTLP_ENDPOINT',
-  'SHUTDOWN_TIMEOUT_MS',
-  'DATABASE_POOL_MAX',
-  'MIGRATE_ON_START',
-]);
+export const PASS_THROUGH: readonly string[] = Object.freeze(['LOG_LEVEL', 'OTEL_EXPORTER_OTLP_ENDPOINT', 'SHUTDOWN_TIMEOUT_MS', 'DATABASE_POOL_MAX', 'MIGRATE_ON_START']);
 
 export type Env = Record<string, string>;
 export type Ports = Record<ServiceName, { http: number; grpc: number | null; metrics: number }>;
@@ -31,9 +25,7 @@ export function privateEnv(name: string, keys: Keys): Env {
 }
 
 export function defaultPorts(gatewayPort = Number(process.env.GATEWAY_PORT || 8080)): Ports {
-  return Object.fromEntries(
-    SERVICES.map((s) => [s.name, { http: s.name === 'gateway' ? Number(gatewayPort) : s.httpPort, grpc: s.grpcPort, metrics: s.metricsPort }]),
-  ) as Ports;
+  return Object.fromEntries(SERVICES.map((s) => [s.name, { http: s.name === 'gateway' ? Number(gatewayPort) : s.httpPort, grpc: s.grpcPort, metrics: s.metricsPort }])) as Ports;
 }
 
 export interface SharedEnvOptions {

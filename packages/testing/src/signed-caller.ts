@@ -33,7 +33,9 @@ const toReply = (response: request.Response): Reply => ({
  */
 export function signedCaller(app: RequestListener, issuer: Signer, teamId: number, userId = 1): Caller {
   const start = (method: string, path: string) =>
-    request(app)[method.toLowerCase() as 'get'](path).set(signIdentity(issuer, method, path, { teamId, userId, tokenId: userId }));
+    request(app)
+      [method.toLowerCase() as 'get'](path)
+      .set(signIdentity(issuer, method, path, { teamId, userId, tokenId: userId }));
   const json = (method: string) => async (path: string, body?: unknown) => {
     let call = start(method, path).set('Accept', 'application/json');
     if (body !== undefined) call = call.set('Content-Type', 'application/json').send(JSON.stringify(body));

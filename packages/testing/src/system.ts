@@ -79,15 +79,10 @@ export async function startSystem(options: StartSystemOptions = {}): Promise<Sys
   const count = SERVICES.reduce((n, s) => n + 2 + (s.grpcPort !== null ? 1 : 0), 0);
   const free = await freePorts(count);
   const ports = Object.fromEntries(
-    SERVICES.map((s) => [
-      s.name,
-      { http: free.shift() as number, grpc: s.grpcPort !== null ? (free.shift() as number) : null, metrics: free.shift() as number },
-    ]),
+    SERVICES.map((s) => [s.name, { http: free.shift() as number, grpc: s.grpcPort !== null ? (free.shift() as number) : null, metrics: free.shift() as number }]),
   ) as Ports;
 
-  const database = extra.DATABASE_URL
-    ? { name: '', url: extra.DATABASE_URL, drop: async () => undefined }
-    : await createTestDatabase();
+  const database = extra.DATABASE_URL ? { name: '', url: extra.DATABASE_URL, drop: async () => undefined } : await createTestDatabase();
   const keys: Keys = {
     signing: signingKeyPairs(),
     webhookSecretKey: extra.WEBHOOK_SECRET_KEY ?? randomKey(),
@@ -105,8 +100,7 @@ export async function startSystem(options: StartSystemOptions = {}): Promise<Sys
   const services: Partial<Record<ServiceName, ServiceHandle>> = {};
   let stopped: Promise<void> | null = null;
   const everything = START_ORDER.every((n) => wanted.has(n));
-  const readyPath = (name: ServiceName) =>
-    options.readyPaths?.[name] ?? (name === 'gateway' && !everything ? '/healthz' : '/readyz');
+  const readyPath = (name: ServiceName) => options.readyPaths?.[name] ?? (name === 'gateway' && !everything ? '/healthz' : '/readyz');
 
   // Not inherited from the test process: a service without a database gets no DATABASE_URL.
   const unset = (name: ServiceName): EnvInput => (serviceInfo(name).schema === null && !('DATABASE_URL' in extra) ? { DATABASE_URL: null } : {});

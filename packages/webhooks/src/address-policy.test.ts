@@ -1,12 +1,4 @@
-import {
-  AddressPolicyError,
-  AllowedCidrs,
-  type HostLookup,
-  isPermittedAddress,
-  isPublicAddress,
-  nonPublicRange,
-  resolvePublicAddresses,
-} from './address-policy';
+import { AddressPolicyError, AllowedCidrs, type HostLookup, isPermittedAddress, isPublicAddress, nonPublicRange, resolvePublicAddresses } from './address-policy';
 
 describe('nonPublicRange', () => {
   it.each([
@@ -189,9 +181,7 @@ describe('resolvePublicAddresses', () => {
   it('accepts a public literal without asking the resolver', async () => {
     const noResolver: HostLookup = () => Promise.reject(new Error('resolver used'));
     await expect(resolvePublicAddresses('8.8.8.8', [], { lookup: noResolver })).resolves.toEqual([{ address: '8.8.8.8', family: 4 }]);
-    await expect(resolvePublicAddresses('[2001:4860:4860::8888]', [], { lookup: noResolver })).resolves.toEqual([
-      { address: '2001:4860:4860::8888', family: 6 },
-    ]);
+    await expect(resolvePublicAddresses('[2001:4860:4860::8888]', [], { lookup: noResolver })).resolves.toEqual([{ address: '2001:4860:4860::8888', family: 6 }]);
   });
 
   it.each(['localhost', 'LOCALHOST.', 'api.localhost'])('treats %s as loopback whatever the resolver says', async (host) => {

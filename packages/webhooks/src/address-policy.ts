@@ -57,8 +57,7 @@ const NAMED_IPV6: readonly Range[] = [
   ['100::', 64, 'discard-only'],
 ];
 
-const compile = (ranges: readonly Range[]) =>
-  ranges.map(([network, prefixLength, name]) => ({ network: ipaddr.parse(network), prefixLength, name }));
+const compile = (ranges: readonly Range[]) => ranges.map(([network, prefixLength, name]) => ({ network: ipaddr.parse(network), prefixLength, name }));
 
 const IPV4_TABLE = compile(NON_PUBLIC_IPV4);
 const IPV6_GLOBAL_TABLE = compile(NON_PUBLIC_IPV6_IN_GLOBAL_UNICAST);
@@ -162,9 +161,7 @@ export class AllowedCidrs {
     if (!parsed) return false;
     const candidates: Address[] = [parsed];
     if (parsed.kind() === 'ipv6' && (parsed as ipaddr.IPv6).isIPv4MappedAddress()) candidates.push((parsed as ipaddr.IPv6).toIPv4Address());
-    return candidates.some((candidate) =>
-      this.ranges.some(([network, prefixLength]) => network.kind() === candidate.kind() && candidate.match(network, prefixLength)),
-    );
+    return candidates.some((candidate) => this.ranges.some(([network, prefixLength]) => network.kind() === candidate.kind() && candidate.match(network, prefixLength)));
   }
 }
 

@@ -156,10 +156,7 @@ export class CachingResolver {
       timer = setTimeout(() => reject(Object.assign(new Error(`no DNS answer within ${this.options.timeoutMs} ms`), { code: 'ETIMEOUT' })), this.options.timeoutMs);
     });
     try {
-      const [v4, v6] = await Promise.race([
-        Promise.allSettled([this.resolver.resolve4(name, { ttl: true }), this.resolver.resolve6(name, { ttl: true })]),
-        timeout,
-      ]);
+      const [v4, v6] = await Promise.race([Promise.allSettled([this.resolver.resolve4(name, { ttl: true }), this.resolver.resolve6(name, { ttl: true })]), timeout]);
       const records = [
         ...(v4.status === 'fulfilled' ? v4.value.map((record) => ({ ...record, family: 4 })) : []),
         ...(v6.status === 'fulfilled' ? v6.value.map((record) => ({ ...record, family: 6 })) : []),

@@ -19,8 +19,7 @@ interface DerivedKey {
   key: Buffer;
 }
 
-const derive = (keyMaterial: string, info: string, bytes: number) =>
-  Buffer.from(hkdfSync('sha256', Buffer.from(keyMaterial, 'utf8'), 'worklane-secret-box', info, bytes));
+const derive = (keyMaterial: string, info: string, bytes: number) => Buffer.from(hkdfSync('sha256', Buffer.from(keyMaterial, 'utf8'), 'worklane-secret-box', info, bytes));
 
 function deriveKey(keyMaterial: string): DerivedKey {
   if (keyMaterial.length < MIN_KEY_LENGTH) throw new TypeError(`a secret box key must be at least ${MIN_KEY_LENGTH} characters`);

@@ -37,8 +37,6 @@ describe('webhook signatures', () => {
     const headers = deliveryHeaders({ deliveryId: 'd1', body, secret, timestamp: 1_700_000_000, event: 'ping', userAgent: 'UA' });
     expect(headers['webhook-id']).toBe('d1');
     expect(headers['webhook-timestamp']).toBe('1700000000');
-    expect(Object.keys(headers)).toEqual(
-      expect.arrayContaining(['X-Webhook-Signature', 'webhook-id', 'webhook-timestamp', 'webhook-signature']),
-    );
+    expect(Object.keys(headers)).toEqual(expect.arrayContaining(['X-Webhook-Signature', 'webhook-id', 'webhook-timestamp', 'webhook-signature']));
   });
 });

@@ -41,9 +41,11 @@ document.querySelectorAll('[data-generate-secret]').forEach(function (button) {
   button.addEventListener('click', function () {
     var bytes = new Uint8Array(32);
     window.crypto.getRandomValues(bytes);
-    target.value = Array.prototype.map.call(bytes, function (byte) {
-      return byte.toString(16).padStart(2, '0');
-    }).join('');
+    target.value = Array.prototype.map
+      .call(bytes, function (byte) {
+        return byte.toString(16).padStart(2, '0');
+      })
+      .join('');
     target.focus();
     target.select();
     announce(button, 'A new secret was generated. Copy it now: it will not be shown again after saving.');

@@ -98,7 +98,13 @@ describe('console app', () => {
     expect(https.headers['strict-transport-security']).toBe('max-age=31536000');
     expect((await request(consoleApp()).get('/login')).headers['strict-transport-security']).toBeUndefined();
     // From a proxy it does not trust, the header is ignored.
-    expect(secureCookie(await request(consoleApp({ trustProxy: '10.9.9.9' })).get('/login').set('X-Forwarded-Proto', 'https'))).toBe(false);
+    expect(
+      secureCookie(
+        await request(consoleApp({ trustProxy: '10.9.9.9' }))
+          .get('/login')
+          .set('X-Forwarded-Proto', 'https'),
+      ),
+    ).toBe(false);
   });
 
   it('answers unknown pages with an HTML 404 and keeps sign-up off unless enabled', async () => {

@@ -9,7 +9,10 @@ export const PUBLIC_DIR = join(__dirname, '..', 'public');
 /** Asset URLs carry a hash of their content, so a new build is fetched at once. */
 export function fingerprintAssets(): Assets {
   const url = (file: string) => {
-    const hash = createHash('sha256').update(readFileSync(join(PUBLIC_DIR, file))).digest('hex').slice(0, 12);
+    const hash = createHash('sha256')
+      .update(readFileSync(join(PUBLIC_DIR, file)))
+      .digest('hex')
+      .slice(0, 12);
     return `/assets/${file}?v=${hash}`;
   };
   return { css: url('console.css'), js: url('console.js') };

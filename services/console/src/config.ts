@@ -6,7 +6,9 @@ export const configSchema = z.object({
   ...baseServiceSchema('console'),
   ...unavailableSettings,
   HTTP_PORT: port(8085).describe('HTTP port of the web console, /healthz and /readyz (metrics: METRICS_PORT)'),
-  SIGNING_PRIVATE_KEY: privateSigningKey().describe("This service's own Ed25519 private key (PKCS#8 PEM): signs its gRPC calls and, on the gateway and console, the caller identities they forward; no other service holds it"),
+  SIGNING_PRIVATE_KEY: privateSigningKey().describe(
+    "This service's own Ed25519 private key (PKCS#8 PEM): signs its gRPC calls and, on the gateway and console, the caller identities they forward; no other service holds it",
+  ),
   TOKEN_SERVICE_ADDR: grpcAddress().describe('host:port of the token gRPC service (accounts, sessions, API tokens)'),
   PROJECT_SERVICE_URL: serviceUrl('project'),
   WEBHOOK_SERVICE_URL: serviceUrl('webhook'),
@@ -21,7 +23,10 @@ export const configSchema = z.object({
       const trimmed = value.trim();
       if (trimmed === '' || trimmed === 'false') return false;
       if (/^\d+$/.test(trimmed)) return Number(trimmed);
-      return trimmed.split(',').map((entry) => entry.trim()).filter(Boolean);
+      return trimmed
+        .split(',')
+        .map((entry) => entry.trim())
+        .filter(Boolean);
     })
     .describe(
       "Proxies whose X-Forwarded-For/-Proto name the client (express 'trust proxy'): empty trusts none and takes the client address from the socket; a number trusts that many hops (1: the gateway, which appends the address it saw; 2: the gateway behind an ingress); or addresses and subnets, comma-separated",

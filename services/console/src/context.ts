@@ -36,11 +36,9 @@ export class PageError extends Error {
   }
 }
 
-export const pageNotFound = () =>
-  new PageError(404, 'Page not found', 'There is nothing here. It may have been deleted, or it belongs to a team you are not a member of.');
+export const pageNotFound = () => new PageError(404, 'Page not found', 'There is nothing here. It may have been deleted, or it belongs to a team you are not a member of.');
 
-export const formExpired = () =>
-  new PageError(403, 'This form has expired', 'For your safety the form could not be accepted. Go back, reload the page and try again.');
+export const formExpired = () => new PageError(403, 'This form has expired', 'For your safety the form could not be accepted. Go back, reload the page and try again.');
 
 export function pageContext(req: Request, assets: Assets, section?: PageContext['section']): PageContext {
   return {

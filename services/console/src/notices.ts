@@ -17,5 +17,4 @@ export const NOTICES: Record<string, Notice> = {
   'redelivery-queued': { kind: 'success', text: 'The delivery will be sent again. The new attempt appears in the log below.' },
 };
 
-export const noticeFrom = (query: unknown): Notice | undefined =>
-  typeof query === 'string' && Object.hasOwn(NOTICES, query) ? NOTICES[query] : undefined;
+export const noticeFrom = (query: unknown): Notice | undefined => (typeof query === 'string' && Object.hasOwn(NOTICES, query) ? NOTICES[query] : undefined);

@@ -18,7 +18,11 @@ export function pageErrors(deps: ConsoleDeps): ErrorRequestHandler {
       return sendPage(res, error.status, errorPage(context, { status: error.status, title: error.title, message: error.message }));
     }
     if (error instanceof HttpError && error.status < 500) {
-      return sendPage(res, error.status, errorPage(context, { status: error.status, title: 'Request not accepted', message: 'The request could not be understood. Reload the page and try again.' }));
+      return sendPage(
+        res,
+        error.status,
+        errorPage(context, { status: error.status, title: 'Request not accepted', message: 'The request could not be understood. Reload the page and try again.' }),
+      );
     }
     if (error instanceof ServiceUnavailableError) {
       deps.logger.warn({ err: error.reason, service: error.service, url: req.originalUrl }, 'a service the console needs is unavailable');
@@ -37,7 +41,11 @@ export function pageErrors(deps: ConsoleDeps): ErrorRequestHandler {
     sendPage(
       res,
       500,
-      errorPage(context, { status: 500, title: 'Something went wrong on our side', message: 'The page could not be shown. The problem has been logged; please try again in a moment.' }),
+      errorPage(context, {
+        status: 500,
+        title: 'Something went wrong on our side',
+        message: 'The page could not be shown. The problem has been logged; please try again in a moment.',
+      }),
     );
   };
 }

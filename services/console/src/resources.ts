@@ -17,10 +17,7 @@ export const WEBHOOK_EVENTS = ['issue.created', 'issue.updated'] as const satisf
 export type Webhook = Schemas['Webhook'];
 
 /** One attempt of a delivery; `response_body` holds the first 4 KiB of the response body. */
-export type DeliveryAttempt = Pick<
-  Schemas['DeliveryDetail']['attempts'][number],
-  'number' | 'attempted_at' | 'status_code' | 'error' | 'duration_ms' | 'response_body'
->;
+export type DeliveryAttempt = Pick<Schemas['DeliveryDetail']['attempts'][number], 'number' | 'attempted_at' | 'status_code' | 'error' | 'duration_ms' | 'response_body'>;
 
 export type Delivery = Pick<
   Schemas['Delivery'],

@@ -138,10 +138,9 @@ test('a webhook added in the console receives an issue created through the API, 
   await page.getByRole('button', { name: 'Add webhook' }).click();
   expect(await text(page.getByRole('status').first())).toMatch(/webhook was added/);
 
-  const issue = await api(system, owner.token).post(
-    `/teams/${owner.team_id}/organizations/${owner.organization_id}/projects/${projectId}/issues`,
-    { title: 'Checkout fails for guests' },
-  );
+  const issue = await api(system, owner.token).post(`/teams/${owner.team_id}/organizations/${owner.organization_id}/projects/${projectId}/issues`, {
+    title: 'Checkout fails for guests',
+  });
   expect(issue.status).toBe(201);
 
   // Delivery is asynchronous: reload the log until the attempt is there (bounded).

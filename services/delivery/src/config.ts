@@ -1,4 +1,17 @@
-import { baseServiceSchema, databaseSchema, grpcAddress, loadConfig, port, privateSigningKey, publicKeysSchema, z, idempotencySettings, inputLimitSettings, pagingSettings, unavailableSettings } from '@worklane/config';
+import {
+  baseServiceSchema,
+  databaseSchema,
+  grpcAddress,
+  loadConfig,
+  port,
+  privateSigningKey,
+  publicKeysSchema,
+  z,
+  idempotencySettings,
+  inputLimitSettings,
+  pagingSettings,
+  unavailableSettings,
+} from '@worklane/config';
 import { streamSettingsSchema } from '@worklane/messaging';
 import { DEFAULT_RETRY_SCHEDULE, parseRetrySchedule, receiverAddressSettings } from '@worklane/webhooks';
 
@@ -13,7 +26,9 @@ export const configSchema = z.object({
   ...inputLimitSettings,
   ...unavailableSettings,
   HTTP_PORT: port(8084).describe('HTTP port of the delivery log API, /healthz and /readyz (metrics: METRICS_PORT)'),
-  SIGNING_PRIVATE_KEY: privateSigningKey().describe("This service's own Ed25519 private key (PKCS#8 PEM): signs its gRPC calls and, on the gateway and console, the caller identities they forward; no other service holds it"),
+  SIGNING_PRIVATE_KEY: privateSigningKey().describe(
+    "This service's own Ed25519 private key (PKCS#8 PEM): signs its gRPC calls and, on the gateway and console, the caller identities they forward; no other service holds it",
+  ),
   ...publicKeysSchema(IDENTITY_ISSUERS),
   NATS_URL: z.string().min(1).describe('NATS servers (JetStream enabled), comma-separated'),
   WEBHOOK_GRPC_ADDR: grpcAddress('127.0.0.1:7003').describe('host:port of the webhook service (WebhookDirectory)'),
@@ -23,7 +38,13 @@ export const configSchema = z.object({
   WEBHOOK_HEADERS_TIMEOUT_MS: milliseconds(10_000, 120_000).describe('Time allowed for the response headers once the request is sent (capped by WEBHOOK_TIMEOUT_MS)'),
   WEBHOOK_TIMEOUT_MS: milliseconds(15_000, 120_000).describe('Time allowed for a whole delivery attempt, connecting included'),
   DELIVERY_DNS_TIMEOUT_MS: milliseconds(5_000, 60_000).describe("Time allowed to resolve a receiver's host before an attempt"),
-  DELIVERY_DNS_MAX_TTL_MS: z.coerce.number().int().min(0).max(86_400_000).default(300_000).describe('Receiver addresses are cached for their DNS records\' TTL, at most this long (0: never cached)'),
+  DELIVERY_DNS_MAX_TTL_MS: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(86_400_000)
+    .default(300_000)
+    .describe("Receiver addresses are cached for their DNS records' TTL, at most this long (0: never cached)"),
   DELIVERY_DNS_NEGATIVE_TTL_MS: z.coerce.number().int().min(0).max(3_600_000).default(5_000).describe('How long a receiver host that does not exist is remembered as such'),
   DELIVERY_DNS_CACHE_SIZE: z.coerce.number().int().min(1).max(1_000_000).default(10_000).describe('Receiver host names kept in the DNS cache'),
   WEBHOOK_RETRY_SCHEDULE: z
@@ -39,15 +60,29 @@ export const configSchema = z.object({
     })
     .describe('Seconds before each attempt, comma-separated: the first attempt, then each retry'),
   DELIVERY_CONCURRENCY: z.coerce.number().int().min(1).max(2_000).default(200).describe('Delivery attempts in flight at once in this replica'),
-  DELIVERY_CONCURRENCY_PER_TEAM: z.coerce.number().int().min(1).max(2_000).default(50).describe("Attempts in flight at once for one team in this replica, so one team's receivers cannot take every slot"),
-  DELIVERY_CONCURRENCY_PER_WEBHOOK: z.coerce.number().int().min(1).max(500).default(16).describe('Attempts in flight at once to one webhook, so a slow receiver cannot hold up the others'),
+  DELIVERY_CONCURRENCY_PER_TEAM: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(2_000)
+    .default(50)
+    .describe("Attempts in flight at once for one team in this replica, so one team's receivers cannot take every slot"),
+  DELIVERY_CONCURRENCY_PER_WEBHOOK: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(500)
+    .default(16)
+    .describe('Attempts in flight at once to one webhook, so a slow receiver cannot hold up the others'),
   DELIVERY_PIPELINE_POOL_MAX: z.coerce
     .number()
     .int()
     .min(2)
     .max(200)
     .default(10)
-    .describe("Connections of the pool that fans out events, sends deliveries and records attempts, apart from the delivery log API's DATABASE_POOL_MAX so requests never hold up sending"),
+    .describe(
+      "Connections of the pool that fans out events, sends deliveries and records attempts, apart from the delivery log API's DATABASE_POOL_MAX so requests never hold up sending",
+    ),
   DELIVERY_FANOUT_PER_TEAM_PER_SECOND: z.coerce
     .number()
     .min(0)
@@ -56,16 +91,54 @@ export const configSchema = z.object({
     .describe(
       "Deliveries one team's events may create per second in this replica (an event to 10 webhooks counts 10); events beyond it wait in order in the fan-out backlog, stored, never dropped. 0 turns the budget off",
     ),
-  DELIVERY_FANOUT_PER_TEAM_BURST: z.coerce.number().int().min(1).max(1_000_000).default(2_000).describe("Deliveries one team's events may create at once before DELIVERY_FANOUT_PER_TEAM_PER_SECOND applies"),
-  DELIVERY_BREAKER_FAILURES: z.coerce.number().int().min(1).max(1_000).default(5).describe('Consecutive failed attempts (no answer, 5xx, 429) that open an endpoint\'s circuit breaker'),
-  DELIVERY_BREAKER_COOL_DOWN_MS: milliseconds(30_000, 3_600_000).describe('How long an open circuit breaker defers its endpoint\'s deliveries before one probe; doubled after each failed probe'),
+  DELIVERY_FANOUT_PER_TEAM_BURST: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(1_000_000)
+    .default(2_000)
+    .describe("Deliveries one team's events may create at once before DELIVERY_FANOUT_PER_TEAM_PER_SECOND applies"),
+  DELIVERY_BREAKER_FAILURES: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(1_000)
+    .default(5)
+    .describe("Consecutive failed attempts (no answer, 5xx, 429) that open an endpoint's circuit breaker"),
+  DELIVERY_BREAKER_COOL_DOWN_MS: milliseconds(30_000, 3_600_000).describe(
+    "How long an open circuit breaker defers its endpoint's deliveries before one probe; doubled after each failed probe",
+  ),
   DELIVERY_BREAKER_MAX_COOL_DOWN_MS: milliseconds(600_000, 86_400_000).describe('The longest circuit breaker cool-down'),
   DELIVERY_POLL_INTERVAL_MS: milliseconds(1_000, 60_000).describe('How often due retries are looked for when nothing wakes the sender'),
-  DELIVERY_LEASE_MS: z.coerce.number().int().min(1_000).max(600_000).optional().describe('How long a claimed delivery is reserved for its attempt; default: the DNS and attempt timeouts plus 15 s'),
+  DELIVERY_LEASE_MS: z.coerce
+    .number()
+    .int()
+    .min(1_000)
+    .max(600_000)
+    .optional()
+    .describe('How long a claimed delivery is reserved for its attempt; default: the DNS and attempt timeouts plus 15 s'),
   DELIVERY_RETENTION_DAYS: z.coerce.number().min(1).max(3_650).default(30).describe('How long finished deliveries and their attempts stay in the delivery log'),
-  DELIVERY_RETENTION_BATCH_SIZE: z.coerce.number().int().min(100).max(100_000).default(5_000).describe('Expired deliveries removed per statement; a retention pass runs batches back to back until none is left'),
-  DELIVERY_RETENTION_INTERVAL_MS: z.coerce.number().int().min(1_000).max(3_600_000).default(60_000).describe('Pause between retention passes once the delivery log holds nothing past its retention'),
-  EVENT_ACK_WAIT_MS: z.coerce.number().int().min(1_000).max(600_000).default(10_000).describe('How long JetStream waits for a replica to store an event\'s deliveries before offering it to another'),
+  DELIVERY_RETENTION_BATCH_SIZE: z.coerce
+    .number()
+    .int()
+    .min(100)
+    .max(100_000)
+    .default(5_000)
+    .describe('Expired deliveries removed per statement; a retention pass runs batches back to back until none is left'),
+  DELIVERY_RETENTION_INTERVAL_MS: z.coerce
+    .number()
+    .int()
+    .min(1_000)
+    .max(3_600_000)
+    .default(60_000)
+    .describe('Pause between retention passes once the delivery log holds nothing past its retention'),
+  EVENT_ACK_WAIT_MS: z.coerce
+    .number()
+    .int()
+    .min(1_000)
+    .max(600_000)
+    .default(10_000)
+    .describe("How long JetStream waits for a replica to store an event's deliveries before offering it to another"),
   ...streamSettingsSchema,
   EVENT_CONCURRENCY: z.coerce.number().int().min(1).max(500).default(32).describe('Events fanned out at once in this replica'),
   ...pagingSettings,
@@ -75,4 +148,3 @@ export const configSchema = z.object({
 export type Config = z.infer<typeof configSchema>;
 
 export const loadDeliveryConfig = (env?: Record<string, string | undefined>) => loadConfig(configSchema, env);
-

@@ -75,7 +75,7 @@ export function createDeliveryMetrics(registry: Registry): DeliveryMetrics {
   let backlogSize: (() => Promise<number>) | undefined;
   new promClient.Gauge({
     name: 'worklane_delivery_fanout_backlog_events',
-    help: 'Events waiting for their team\'s fan-out budget (DELIVERY_FANOUT_PER_TEAM_PER_SECOND), all replicas together',
+    help: "Events waiting for their team's fan-out budget (DELIVERY_FANOUT_PER_TEAM_PER_SECOND), all replicas together",
     registers: [registry],
     async collect() {
       // A scrape while the database is away keeps the last value rather than failing /metrics.
@@ -109,7 +109,7 @@ export function createDeliveryMetrics(registry: Registry): DeliveryMetrics {
     }),
     deferred: new promClient.Counter({
       name: 'worklane_webhook_deliveries_deferred_total',
-      help: 'Deliveries moved to the end of their endpoint\'s circuit-breaker cool-down (no attempt counted)',
+      help: "Deliveries moved to the end of their endpoint's circuit-breaker cool-down (no attempt counted)",
       registers: [registry],
     }),
     breakerTransitions: new promClient.Counter({

@@ -44,7 +44,7 @@ async function insertPoisonEvent(team: TestTeam, issue: Record<string, unknown>)
   return id;
 }
 
-it('dead-letters an event too large for the bus, shows it in its team\'s delivery log, and delivers every other event', async () => {
+it("dead-letters an event too large for the bus, shows it in its team's delivery log, and delivers every other event", async () => {
   const { receiver } = env;
   const poisonHook = await createWebhook(poisoner, { url: receiver.url('/poisoner'), events: ['issue.created', 'issue.updated'] });
   await createWebhook(victim, { url: receiver.url('/victim'), events: ['issue.created'] });
@@ -56,7 +56,7 @@ it('dead-letters an event too large for the bus, shows it in its team\'s deliver
   await updateIssue(poisoner, issue.id, { priority: 'low' });
   const victimIssue = await createIssue(victim, { title: 'Unaffected' });
 
-  await receiver.waitFor(() => receiver.at('/victim').some((request) => payloadOf(request).issue.id === victimIssue.id), 20_000, 'the other team\'s event');
+  await receiver.waitFor(() => receiver.at('/victim').some((request) => payloadOf(request).issue.id === victimIssue.id), 20_000, "the other team's event");
   await receiver.waitFor(
     () => receiver.at('/poisoner').some((request) => payloadOf(request).event === 'issue.updated' && payloadOf(request).changes?.priority?.to === 'low'),
     20_000,

@@ -5,17 +5,7 @@ import { randomBytes } from 'node:crypto';
 import { DnsResponder } from './support/dns';
 import { OtlpSink } from './support/otlp';
 import { signatureProblems } from './support/signatures';
-import {
-  issuesPath,
-  createIssue,
-  createWebhook,
-  eventually,
-  payloadOf,
-  startDeliverySystem,
-  updateIssue,
-  type DeliverySystem,
-  type TestTeam,
-} from './support/system';
+import { issuesPath, createIssue, createWebhook, eventually, payloadOf, startDeliverySystem, updateIssue, type DeliverySystem, type TestTeam } from './support/system';
 
 const SECRET = 'a-very-secret-signing-key';
 const TIMESTAMP = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/;
@@ -84,7 +74,11 @@ describe('events reach subscribed webhooks, signed', () => {
 
     const body = payloadOf(created);
     expect(Object.keys(body)).toEqual(['id', 'event', 'created_at', 'team_id', 'issue']);
-    expect(body).toMatchObject({ event: 'issue.created', team_id: team.team_id, issue: { id: issue.id, title: 'Checkout fails', priority: 'high', reference_code: 'BACKENDAPI-1' } });
+    expect(body).toMatchObject({
+      event: 'issue.created',
+      team_id: team.team_id,
+      issue: { id: issue.id, title: 'Checkout fails', priority: 'high', reference_code: 'BACKENDAPI-1' },
+    });
     expect(body.created_at).toMatch(TIMESTAMP);
 
     const updated = receiver.at('/updates').find(forIssue(issue.id, 'issue.updated'))!;
@@ -149,7 +143,12 @@ describe('events reach subscribed webhooks, signed', () => {
     expect((await team.client.delete(`/teams/${team.team_id}/webhooks/${webhook.id}`)).status).toBe(204);
     const sentBefore = receiver.at('/dies').length;
 
-    const final = await eventually(() => deliveryDetail(team, delivery!.id), (detail) => detail.status === 'failed', 20_000, 'the delivery to fail');
+    const final = await eventually(
+      () => deliveryDetail(team, delivery!.id),
+      (detail) => detail.status === 'failed',
+      20_000,
+      'the delivery to fail',
+    );
     expect(final.failure_reason).toBe('webhook_deleted');
     expect(receiver.at('/dies')).toHaveLength(sentBefore);
     expect(payloadOf(receiver.at('/dies')[0]!).issue.id).toBe(issue.id);
@@ -191,7 +190,12 @@ describe('retries', () => {
     const webhook = await createWebhook(team, { url: receiver.url('/broken'), events: ['issue.created'], secret: SECRET });
     await createIssue(team, { title: 'Retried' });
 
-    const [delivery] = await eventually(() => deliveriesOf(team, webhook.id), (list) => list[0]?.status === 'failed', 30_000, 'the schedule to run out');
+    const [delivery] = await eventually(
+      () => deliveriesOf(team, webhook.id),
+      (list) => list[0]?.status === 'failed',
+      30_000,
+      'the schedule to run out',
+    );
     expect(delivery).toMatchObject({ status: 'failed', failure_reason: 'exhausted', attempt_count: 3 });
     const sent = receiver.at('/broken');
     expect(sent).toHaveLength(3);
@@ -218,7 +222,12 @@ describe('retries', () => {
     receiver.on('/slow', (_request, index) => (index === 0 ? { status: 200, delayMs: 4_000 } : { status: 204 }));
     const webhook = await createWebhook(team, { url: receiver.url('/slow'), events: ['issue.created'] });
     await createIssue(team, { title: 'Slow receiver' });
-    const [delivery] = await eventually(() => deliveriesOf(team, webhook.id), (list) => list[0]?.status === 'succeeded', 30_000, 'the retry to succeed');
+    const [delivery] = await eventually(
+      () => deliveriesOf(team, webhook.id),
+      (list) => list[0]?.status === 'succeeded',
+      30_000,
+      'the retry to succeed',
+    );
     const detail = await deliveryDetail(team, delivery!.id);
     expect(detail.attempts).toHaveLength(2);
     expect(detail.attempts[0]).toMatchObject({ status_code: null, response_body: null });
@@ -231,7 +240,12 @@ describe('retries', () => {
     receiver.on('/gone', { status: 410 });
     const webhook = await createWebhook(team, { url: receiver.url('/gone'), events: ['issue.created'] });
     await createIssue(team, { title: 'Nobody home' });
-    const [delivery] = await eventually(() => deliveriesOf(team, webhook.id), (list) => list[0]?.status === 'failed', 20_000, 'the delivery to fail');
+    const [delivery] = await eventually(
+      () => deliveriesOf(team, webhook.id),
+      (list) => list[0]?.status === 'failed',
+      20_000,
+      'the delivery to fail',
+    );
     expect(delivery).toMatchObject({ failure_reason: 'gone', attempt_count: 1 });
     expect(receiver.at('/gone')).toHaveLength(1);
   });
@@ -241,7 +255,12 @@ describe('retries', () => {
     receiver.on('/moved', { status: 302, headers: { location: receiver.url('/new-home') } });
     const webhook = await createWebhook(team, { url: receiver.url('/moved'), events: ['issue.created'] });
     await createIssue(team, { title: 'Redirected' });
-    const [delivery] = await eventually(() => deliveriesOf(team, webhook.id), (list) => list[0]?.status === 'failed', 30_000, 'the delivery to fail');
+    const [delivery] = await eventually(
+      () => deliveriesOf(team, webhook.id),
+      (list) => list[0]?.status === 'failed',
+      30_000,
+      'the delivery to fail',
+    );
     expect(delivery!.attempt_count).toBe(3);
     expect(receiver.at('/new-home')).toHaveLength(0);
     const detail = await deliveryDetail(team, delivery!.id);
@@ -265,7 +284,12 @@ describe('the address check of every attempt', () => {
     const webhook = await createWebhook(team, { url: `https://${REBOUND_HOST}/hook`, events: ['issue.created'] });
     dns.set(REBOUND_HOST, '169.254.169.254');
     await createIssue(team, { title: 'Rebound' });
-    const [delivery] = await eventually(() => deliveriesOf(team, webhook.id), (list) => (list[0]?.attempt_count ?? 0) >= 1, 20_000, 'an attempt');
+    const [delivery] = await eventually(
+      () => deliveriesOf(team, webhook.id),
+      (list) => (list[0]?.attempt_count ?? 0) >= 1,
+      20_000,
+      'an attempt',
+    );
     const detail = await deliveryDetail(team, delivery!.id);
     expect(detail.attempts[0]).toMatchObject({
       status_code: null,
@@ -286,15 +310,16 @@ describe('the delivery log API', () => {
     const second = await createIssue(team, { title: 'Second' });
     await receiver.waitFor(() => receiver.at('/log').some(forIssue(second.id, 'issue.created')));
 
-    const list = await eventually(() => deliveriesOf(team, webhook.id), (rows) => rows.length === 2 && rows.every((row) => row.status === 'succeeded'));
+    const list = await eventually(
+      () => deliveriesOf(team, webhook.id),
+      (rows) => rows.length === 2 && rows.every((row) => row.status === 'succeeded'),
+    );
     expect(Object.keys(list[0]!).sort()).toEqual(
       ['attempt_count', 'completed_at', 'created_at', 'event', 'event_id', 'failure_reason', 'id', 'next_attempt_at', 'redelivery_of', 'status', 'updated_at', 'webhook_id'].sort(),
     );
     const detailOfNewest = await deliveryDetail(team, list[0]!.id);
     expect(detailOfNewest.payload.issue.id).toBe(second.id);
-    expect(detailOfNewest.attempts).toEqual([
-      expect.objectContaining({ number: 1, status_code: 200, error: null, response_body: 'ok', url: webhook.url }),
-    ]);
+    expect(detailOfNewest.attempts).toEqual([expect.objectContaining({ number: 1, status_code: 200, error: null, response_body: 'ok', url: webhook.url })]);
 
     const original = receiver.at('/log').find(forIssue(first.id, 'issue.created'))!;
     const redelivered = await team.client.post(`/teams/${team.team_id}/deliveries/${list[1]!.id}/redeliver`);
@@ -320,7 +345,10 @@ describe('the delivery log API', () => {
   it('keeps every team to its own deliveries and answers unknown ids with 404', async () => {
     const webhook = await createWebhook(team, { url: env.receiver.url('/private'), events: ['issue.created'] });
     await createIssue(team, { title: 'Private' });
-    const [delivery] = await eventually(() => deliveriesOf(team, webhook.id), (list) => list.length === 1);
+    const [delivery] = await eventually(
+      () => deliveriesOf(team, webhook.id),
+      (list) => list.length === 1,
+    );
     const other = otherTeam.client;
     expect((await other.get(`/teams/${team.team_id}/deliveries/${delivery!.id}`)).status).toBe(403);
     expect((await other.get(`/teams/${otherTeam.team_id}/deliveries/${delivery!.id}`)).status).toBe(404);

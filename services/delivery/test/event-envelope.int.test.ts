@@ -91,7 +91,11 @@ it('drops a message no schema accepts (an unknown version, a malformed event) an
     JSON.stringify({ id: unknownVersion, type: 'issue.created', version: 99, occurred_at: '2026-03-02T10:15:30.123456Z', team_id: team.team_id, data: {} }),
     { msgID: unknownVersion },
   );
-  await js.publish('issues.created', JSON.stringify({ id: malformed, event: 'issue.created', created_at: '2026-03-02T10:15:30.123456Z', team_id: team.team_id, issue: { id: 'x' } }), { msgID: malformed });
+  await js.publish(
+    'issues.created',
+    JSON.stringify({ id: malformed, event: 'issue.created', created_at: '2026-03-02T10:15:30.123456Z', team_id: team.team_id, issue: { id: 'x' } }),
+    { msgID: malformed },
+  );
   await js.publish('issues.created', previousFormat(after, 990_003), { msgID: after });
   await env.receiver.waitFor(() => receivedEvent(after) !== undefined, 20_000, 'the event after the invalid ones');
   expect(receivedEvent(unknownVersion)).toBeUndefined();

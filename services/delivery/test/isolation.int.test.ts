@@ -83,7 +83,12 @@ it("delivers another team's webhook at once while one team's endpoints hold ever
   }
   // 12 deliveries to endpoints that never answer: the attacker could use every slot of the replica.
   for (const webhook of webhooks) for (let count = 0; count < 3; count += 1) await ping(attacker, webhook.id);
-  await eventually(async () => hanging.hanging, (held) => held === PER_TEAM, 20_000, "the attacker's attempts to fill its budget");
+  await eventually(
+    async () => hanging.hanging,
+    (held) => held === PER_TEAM,
+    20_000,
+    "the attacker's attempts to fill its budget",
+  );
 
   const victimHook = await createWebhook(victim, { url: env.receiver.url('/victim'), events: ['issue.created'] });
   const victimPing = await ping(victim, victimHook.id);
@@ -105,7 +110,12 @@ it("delivers another team's webhook at once while one team's endpoints hold ever
   // The attacker's receivers give up: its attempts end and the slots come back.
   hanging.mode = 'ok';
   hanging.dropConnections();
-  await eventually(async () => metricValue(await metrics(), 'worklane_delivery_attempts_in_flight'), (value) => value === 0, 30_000, 'no attempt in flight');
+  await eventually(
+    async () => metricValue(await metrics(), 'worklane_delivery_attempts_in_flight'),
+    (value) => value === 0,
+    30_000,
+    'no attempt in flight',
+  );
 });
 
 it('opens the circuit of an endpoint that keeps timing out, defers its deliveries truthfully, probes and closes it', async () => {
@@ -116,10 +126,18 @@ it('opens the circuit of an endpoint that keeps timing out, defers its deliverie
 
   // Three handshakes time out, the breaker opens, and every delivery not attempted is moved to
   // the end of the cool-down, without an attempt being counted.
-  await eventually(metrics, (text) => metricValue(text, 'worklane_webhook_circuit_breakers', 'state="open"') + metricValue(text, 'worklane_webhook_circuit_breakers', 'state="half_open"') >= 1, 30_000, 'a broken circuit');
+  await eventually(
+    metrics,
+    (text) => metricValue(text, 'worklane_webhook_circuit_breakers', 'state="open"') + metricValue(text, 'worklane_webhook_circuit_breakers', 'state="half_open"') >= 1,
+    30_000,
+    'a broken circuit',
+  );
   const deferred = await eventually(
     () => deliveriesOf(team, webhook.id),
-    (list) => list.filter((delivery) => delivery.attempt_count === 0).every((delivery) => delivery.next_attempt_at !== null && Date.parse(delivery.next_attempt_at) > Date.parse(delivery.created_at)),
+    (list) =>
+      list
+        .filter((delivery) => delivery.attempt_count === 0)
+        .every((delivery) => delivery.next_attempt_at !== null && Date.parse(delivery.next_attempt_at) > Date.parse(delivery.created_at)),
     20_000,
     'the untried deliveries to be deferred',
   );
@@ -129,7 +147,12 @@ it('opens the circuit of an endpoint that keeps timing out, defers its deliverie
 
   // While it stays broken, only probes reach it: every connection it got is an attempt in the log.
   const connectionsWhenOpened = silent.connections;
-  await eventually(async () => silent.connections, (connections) => connections >= connectionsWhenOpened + 2, 30_000, 'two probes');
+  await eventually(
+    async () => silent.connections,
+    (connections) => connections >= connectionsWhenOpened + 2,
+    30_000,
+    'two probes',
+  );
   await eventually(
     async () => (await deliveriesOf(team, webhook.id)).reduce((sum, delivery) => sum + delivery.attempt_count, 0),
     (attempts) => attempts === silent.connections,
@@ -140,7 +163,12 @@ it('opens the circuit of an endpoint that keeps timing out, defers its deliverie
 
   // The receiver recovers: a probe succeeds, the breaker closes and everything is delivered.
   silent.mode = 'ok';
-  const delivered = await eventually(() => deliveriesOf(team, webhook.id), (list) => list.every((delivery) => delivery.status === 'succeeded'), 30_000, 'every ping delivered');
+  const delivered = await eventually(
+    () => deliveriesOf(team, webhook.id),
+    (list) => list.every((delivery) => delivery.status === 'succeeded'),
+    30_000,
+    'every ping delivered',
+  );
   expect(delivered).toHaveLength(pings.length);
   for (const delivery of delivered) {
     const detail = await detailOf(team, delivery.id);
@@ -158,7 +186,12 @@ it('resolves a receiver once per TTL of its DNS records, not once per attempt', 
   const team = await env.newTeam('Cached DNS');
   const webhook = await createWebhook(team, { url: env.receiver.url('/cached', CACHED_HOST), events: ['issue.created'] });
   const delivered = async (count: number) =>
-    eventually(() => deliveriesOf(team, webhook.id), (list) => list.length === count && list.every((delivery) => delivery.status === 'succeeded'), 20_000, `${count} deliveries`);
+    eventually(
+      () => deliveriesOf(team, webhook.id),
+      (list) => list.length === count && list.every((delivery) => delivery.status === 'succeeded'),
+      20_000,
+      `${count} deliveries`,
+    );
   await ping(team, webhook.id);
   await delivered(1);
   const queriesAfterFirst = dns.queries;

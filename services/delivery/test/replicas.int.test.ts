@@ -32,7 +32,11 @@ it('two replicas share the deliveries: each is attempted once, and neither repli
   const webhook = await createWebhook(team, { url: env.receiver.url('/replicas'), events: ['issue.created'], secret: 'replica-signing-secret' });
   for (let i = 0; i < EVENTS; i++) await createIssue(team, { title: `Replica issue ${i}` });
 
-  await env.receiver.waitFor((requests) => new Set(requests.filter((r) => r.path === '/replicas').map((r) => r.headers['x-webhook-delivery'])).size >= EVENTS, 60_000, `${EVENTS} deliveries`);
+  await env.receiver.waitFor(
+    (requests) => new Set(requests.filter((r) => r.path === '/replicas').map((r) => r.headers['x-webhook-delivery'])).size >= EVENTS,
+    60_000,
+    `${EVENTS} deliveries`,
+  );
   const received = env.receiver.at('/replicas');
   const ids = received.map((request) => request.headers['x-webhook-delivery']);
   // No delivery attempted twice: as many requests as distinct deliveries.

@@ -6,10 +6,7 @@ import { baseServiceSchema, grpcAddress, loadConfig, port, privateSigningKey, un
  */
 const serviceUrl = (name: string) =>
   z
-    .preprocess(
-      (value) => (value === '' ? undefined : value),
-      z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' }).optional(),
-    )
+    .preprocess((value) => (value === '' ? undefined : value), z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' }).optional())
     .describe(`Base URL of the ${name} service; empty to run without it`);
 
 export const configSchema = z.object({
@@ -22,7 +19,9 @@ export const configSchema = z.object({
   ISSUE_SERVICE_URL: serviceUrl('issue'),
   DELIVERY_SERVICE_URL: serviceUrl('delivery'),
   CONSOLE_SERVICE_URL: serviceUrl('console (everything outside /api)'),
-  SIGNING_PRIVATE_KEY: privateSigningKey().describe("This service's own Ed25519 private key (PKCS#8 PEM): signs its gRPC calls and, on the gateway and console, the caller identities they forward; no other service holds it"),
+  SIGNING_PRIVATE_KEY: privateSigningKey().describe(
+    "This service's own Ed25519 private key (PKCS#8 PEM): signs its gRPC calls and, on the gateway and console, the caller identities they forward; no other service holds it",
+  ),
   RATE_LIMIT_PER_SECOND: z.coerce
     .number()
     .min(0)
@@ -40,14 +39,18 @@ export const configSchema = z.object({
     .int()
     .min(0)
     .default(65_536)
-    .describe('A response counts against the token and team rates as one request per started this many bytes of its body, so large pages spend the allowance faster; 0 counts every response as one'),
+    .describe(
+      'A response counts against the token and team rates as one request per started this many bytes of its body, so large pages spend the allowance faster; 0 counts every response as one',
+    ),
   RATE_LIMIT_REFUSAL_DELAY_MAX_MS: z.coerce
     .number()
     .int()
     .min(0)
     .max(10_000)
     .default(1_000)
-    .describe('A 429 is answered when the allowance has room again, at most this many milliseconds later, so clients that retry at once are slowed instead of answered thousands of times a second; 0 answers at once'),
+    .describe(
+      'A 429 is answered when the allowance has room again, at most this many milliseconds later, so clients that retry at once are slowed instead of answered thousands of times a second; 0 answers at once',
+    ),
   RATE_LIMIT_REFUSALS_HELD_MAX: z.coerce
     .number()
     .int()
@@ -80,7 +83,13 @@ export const configSchema = z.object({
       'How long this replica may reuse a successful token check, at most; the token service grants up to TOKEN_CACHE_MAX_TTL_MS and revoking waits for it to run out. 0 asks the token service on every request',
     ),
   AUTHENTICATE_TIMEOUT_MS: z.coerce.number().int().min(50).max(30_000).default(2_000).describe('Deadline of the token service call; past it the request gets 503'),
-  UPSTREAM_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(30_000).describe('Longest wait for a service to answer a proxied request; past it the request gets 503'),
+  UPSTREAM_TIMEOUT_MS: z.coerce
+    .number()
+    .int()
+    .min(100)
+    .max(600_000)
+    .default(30_000)
+    .describe('Longest wait for a service to answer a proxied request; past it the request gets 503'),
   REQUEST_BODY_MAX_BYTES: z.coerce
     .number()
     .int()

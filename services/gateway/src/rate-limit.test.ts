@@ -63,10 +63,11 @@ describe('takeEach', () => {
   it('spends from every allowance only when all allow the request', () => {
     const perToken = limiter(1, 5);
     const perTeam = limiter(1, 2);
-    const both = () => takeEach([
-      [perToken.instance, 1],
-      [perTeam.instance, 9],
-    ]);
+    const both = () =>
+      takeEach([
+        [perToken.instance, 1],
+        [perTeam.instance, 9],
+      ]);
     expect(both().allowed).toBe(true);
     expect(both().allowed).toBe(true);
     // The team's allowance is spent: refused, and the token's allowance is left as it was.
@@ -80,10 +81,12 @@ describe('takeEach', () => {
     const fast = limiter(1, 1);
     slow.instance.take(1);
     fast.instance.take(1);
-    expect(takeEach([
-      [fast.instance, 1],
-      [slow.instance, 1],
-    ])).toEqual({ allowed: false, retryAfterSeconds: 10, waitMs: 10_000 });
+    expect(
+      takeEach([
+        [fast.instance, 1],
+        [slow.instance, 1],
+      ]),
+    ).toEqual({ allowed: false, retryAfterSeconds: 10, waitMs: 10_000 });
   });
 });
 

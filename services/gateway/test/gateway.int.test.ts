@@ -241,7 +241,12 @@ describe('rate limit', () => {
 
   it('counts a large response as one request per started unit of its bytes', async () => {
     // Ten requests at once, none refilled; a response counts one request per started KiB.
-    const limited = await system.startService('gateway', { RATE_LIMIT_PER_SECOND: '0.001', RATE_LIMIT_BURST: '10', RATE_LIMIT_RESPONSE_UNIT_BYTES: '1024', RATE_LIMIT_REFUSAL_DELAY_MAX_MS: '0' });
+    const limited = await system.startService('gateway', {
+      RATE_LIMIT_PER_SECOND: '0.001',
+      RATE_LIMIT_BURST: '10',
+      RATE_LIMIT_RESPONSE_UNIT_BYTES: '1024',
+      RATE_LIMIT_REFUSAL_DELAY_MAX_MS: '0',
+    });
     const { token } = await createToken(system, { teamId: alice.team_id, email: alice.email });
     const client = api(limited.url, token);
     const small = await client.get(`/teams/${alice.team_id}/webhooks?limit=1`);
@@ -262,11 +267,13 @@ describe('rate limit', () => {
     const limited = await system.startService('gateway', { RATE_LIMIT_PER_SECOND: '2', RATE_LIMIT_BURST: '1', RATE_LIMIT_REFUSAL_DELAY_MAX_MS: '1000' });
     const { token } = await createToken(system, { teamId: alice.team_id, email: alice.email });
     const client = api(limited.url, token);
-    const statuses = await Promise.all([1, 2, 3].map(async () => {
-      const response = await client.get(projects(alice));
-      if (response.status === 429) expect(response.headers['retry-after']).toBe('1');
-      return response.status;
-    }));
+    const statuses = await Promise.all(
+      [1, 2, 3].map(async () => {
+        const response = await client.get(projects(alice));
+        if (response.status === 429) expect(response.headers['retry-after']).toBe('1');
+        return response.status;
+      }),
+    );
     expect(statuses.filter((status) => status === 200)).toHaveLength(1);
     expect(statuses.filter((status) => status === 429)).toHaveLength(2);
     await limited.stop();

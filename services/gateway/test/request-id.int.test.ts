@@ -25,8 +25,7 @@ const projects = () => `/teams/${alice.team_id}/organizations/${alice.organizati
 
 /** The JSON log lines of a service that carry `requestId`. */
 const linesOf = (service: 'gateway' | 'webhook', requestId: string) =>
-  system.services[service]!
-    .logs()
+  system.services[service]!.logs()
     .split('\n')
     .filter((line) => line.startsWith('{'))
     .map((line) => JSON.parse(line) as Record<string, unknown>)
@@ -73,7 +72,11 @@ describe('X-Request-Id', () => {
   it('reaches the service, whose log lines of that request carry it', async () => {
     const requestId = `refused-url-${Date.now()}`;
     // The webhook service logs why it refuses a receiver address.
-    const response = await api(system, alice.token).post(`/teams/${alice.team_id}/webhooks`, { url: 'https://10.1.2.3/hook', events: ['issue.created'] }, { headers: { 'x-request-id': requestId } });
+    const response = await api(system, alice.token).post(
+      `/teams/${alice.team_id}/webhooks`,
+      { url: 'https://10.1.2.3/hook', events: ['issue.created'] },
+      { headers: { 'x-request-id': requestId } },
+    );
     expect(response.status).toBe(422);
     expect(response.headers['x-request-id']).toBe(requestId);
     await eventually(async () => linesOf('webhook', requestId).some((line) => line.msg === 'webhook url refused'));

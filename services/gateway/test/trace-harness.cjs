@@ -52,7 +52,13 @@ async function main() {
     isReady: () => true,
   });
   const tokenAddr = `127.0.0.1:${await tokenApp.grpc.listen('127.0.0.1', 0)}`;
-  const projectApp = project.createApp({ pool: projectPool, logger: quiet('project'), metrics: createMetrics('project'), publicKeys: publicKeysOf(keys, ['gateway', 'console', 'issue', 'cli']), isReady: () => true });
+  const projectApp = project.createApp({
+    pool: projectPool,
+    logger: quiet('project'),
+    metrics: createMetrics('project'),
+    publicKeys: publicKeysOf(keys, ['gateway', 'console', 'issue', 'cli']),
+    isReady: () => true,
+  });
   const projectGrpcAddr = `127.0.0.1:${await projectApp.grpc.listen('127.0.0.1', 0)}`;
   const projectServer = await listen(projectApp.http, 0, '127.0.0.1');
 

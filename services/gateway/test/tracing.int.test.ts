@@ -91,11 +91,16 @@ it('covers gateway, token service, project service and their SQL with one trace 
   const authenticateServer = only('Authenticate gRPC server', (span) => scoped('grpc')(span) && span.kind === SERVER && span.name.endsWith('TokenService/Authenticate'));
   const proxiedClient = only('proxied HTTP client', (span) => scoped('http')(span) && span.kind === CLIENT && port(span) === output.ports.project);
   const projectServer = only('project HTTP server', (span) => scoped('http')(span) && span.kind === SERVER && span.parentSpanId === proxiedClient.spanId);
-  const tokenQuery = only('token lookup query', (span) => scoped('pg')(span) && span.name.startsWith('pg.query') && isDescendant(span, authenticateServer) && span.name.includes('token_by_hash'));
+  const tokenQuery = only(
+    'token lookup query',
+    (span) => scoped('pg')(span) && span.name.startsWith('pg.query') && isDescendant(span, authenticateServer) && span.name.includes('token_by_hash'),
+  );
   const projectQueries = output.spans.filter((span) => scoped('pg')(span) && span.name.startsWith('pg.query') && isDescendant(span, projectServer));
 
   expect(projectQueries.length).toBeGreaterThan(0);
-  const traceIds = new Set([caller, gatewayServer, authenticateClient, authenticateServer, proxiedClient, projectServer, tokenQuery, ...projectQueries].map((span) => span.traceId));
+  const traceIds = new Set(
+    [caller, gatewayServer, authenticateClient, authenticateServer, proxiedClient, projectServer, tokenQuery, ...projectQueries].map((span) => span.traceId),
+  );
   expect(traceIds.size).toBe(1);
 
   // The parent links follow the request: gateway -> token over gRPC, gateway -> project over HTTP.

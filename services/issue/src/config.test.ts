@@ -2,7 +2,10 @@ import { ConfigError } from '@worklane/config';
 import { signingKeyPair } from '@worklane/testing';
 import { loadIssueConfig } from './config';
 
-const required = { DATABASE_URL: 'postgres://localhost/worklane', NATS_URL: 'nats://127.0.0.1:4222', SIGNING_PRIVATE_KEY: signingKeyPair().privateKey,
+const required = {
+  DATABASE_URL: 'postgres://localhost/worklane',
+  NATS_URL: 'nats://127.0.0.1:4222',
+  SIGNING_PRIVATE_KEY: signingKeyPair().privateKey,
   GATEWAY_PUBLIC_KEY: signingKeyPair().publicKey,
   CONSOLE_PUBLIC_KEY: signingKeyPair().publicKey,
 };

@@ -1,4 +1,17 @@
-import { baseServiceSchema, databaseSchema, grpcAddress, loadConfig, port, privateSigningKey, publicKeysSchema, z, idempotencySettings, inputLimitSettings, pagingSettings, unavailableSettings } from '@worklane/config';
+import {
+  baseServiceSchema,
+  databaseSchema,
+  grpcAddress,
+  loadConfig,
+  port,
+  privateSigningKey,
+  publicKeysSchema,
+  z,
+  idempotencySettings,
+  inputLimitSettings,
+  pagingSettings,
+  unavailableSettings,
+} from '@worklane/config';
 import { streamSettingsSchema } from '@worklane/messaging';
 
 /** Who may sign the caller identity of an API request. */
@@ -10,12 +23,20 @@ export const configSchema = z.object({
   ...inputLimitSettings,
   ...unavailableSettings,
   HTTP_PORT: port(8083).describe('HTTP port of the API, /healthz and /readyz (metrics: METRICS_PORT)'),
-  SIGNING_PRIVATE_KEY: privateSigningKey().describe("This service's own Ed25519 private key (PKCS#8 PEM): signs its gRPC calls and, on the gateway and console, the caller identities they forward; no other service holds it"),
+  SIGNING_PRIVATE_KEY: privateSigningKey().describe(
+    "This service's own Ed25519 private key (PKCS#8 PEM): signs its gRPC calls and, on the gateway and console, the caller identities they forward; no other service holds it",
+  ),
   ...publicKeysSchema(IDENTITY_ISSUERS),
   NATS_URL: z.string().min(1).describe('NATS servers (JetStream enabled), comma-separated'),
   PROJECT_GRPC_ADDR: grpcAddress('127.0.0.1:7002').describe('host:port of the project service (ProjectDirectory)'),
   TOKEN_SERVICE_ADDR: grpcAddress('127.0.0.1:7001').describe('host:port of the token service (AccountService, to check assignees)'),
-  PROJECT_CACHE_TTL_MS: z.coerce.number().int().min(0).max(60_000).default(1_000).describe('How long a project found in the project service is remembered (0: ask on every request)'),
+  PROJECT_CACHE_TTL_MS: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(60_000)
+    .default(1_000)
+    .describe('How long a project found in the project service is remembered (0: ask on every request)'),
   OUTBOX_BATCH_SIZE: z.coerce.number().int().min(1).max(1000).default(100).describe('Outbox rows the relay claims and publishes per transaction'),
   OUTBOX_DATABASE_POOL_MAX: z.coerce
     .number()
@@ -25,7 +46,12 @@ export const configSchema = z.object({
     .default(3)
     .describe("Connections of the outbox relay's own pool (one listens for new events), apart from the API's DATABASE_POOL_MAX so requests never hold up publishing"),
   OUTBOX_POLL_INTERVAL_MS: z.coerce.number().int().min(50).max(60_000).default(1_000).describe('Relay poll interval when no notification arrives'),
-  OUTBOX_RETENTION_HOURS: z.coerce.number().min(0).max(24 * 30).default(24).describe('How long published outbox rows are kept'),
+  OUTBOX_RETENTION_HOURS: z.coerce
+    .number()
+    .min(0)
+    .max(24 * 30)
+    .default(24)
+    .describe('How long published outbox rows are kept'),
   ...pagingSettings,
   ...idempotencySettings,
   OUTBOX_DEAD_LETTER_RETENTION_DAYS: z.coerce.number().min(1).max(3_650).default(30).describe('How long events that could never be published are kept in outbox_dead_letters'),
@@ -35,4 +61,3 @@ export const configSchema = z.object({
 export type Config = z.infer<typeof configSchema>;
 
 export const loadIssueConfig = (env?: Record<string, string | undefined>) => loadConfig(configSchema, env);
-

@@ -8,8 +8,21 @@ import { api, bootstrapTeam, startNatsServer, startSystem, type ApiClient, type 
 
 const TIMESTAMP = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/;
 const ISSUE_FIELDS = [
-  'assigned_to', 'created_at', 'created_by', 'description', 'estimated_date', 'id', 'number', 'priority',
-  'project_id', 'reference_code', 'status', 'title', 'type', 'updated_at', 'url',
+  'assigned_to',
+  'created_at',
+  'created_by',
+  'description',
+  'estimated_date',
+  'id',
+  'number',
+  'priority',
+  'project_id',
+  'reference_code',
+  'status',
+  'title',
+  'type',
+  'updated_at',
+  'url',
 ];
 
 let nats: NatsServer;
@@ -20,8 +33,7 @@ let other: BootstrapResult;
 let client: ApiClient;
 let projectId: number;
 
-const issuesPath = (project = projectId, organization = team.organization_id, teamId = team.team_id) =>
-  `/teams/${teamId}/organizations/${organization}/projects/${project}/issues`;
+const issuesPath = (project = projectId, organization = team.organization_id, teamId = team.team_id) => `/teams/${teamId}/organizations/${organization}/projects/${project}/issues`;
 
 async function newProject(owner: BootstrapResult, name: string): Promise<number> {
   const response = await api(system, owner.token).post(`/teams/${owner.team_id}/organizations/${owner.organization_id}/projects`, { name });
@@ -224,7 +236,13 @@ describe('issue events', () => {
         `{"id":"${noticeId}","event":"issue.updated","created_at":"2026-03-02T10:15:31.000000Z","team_id":${team.team_id},` +
         '"issue":{"id":990002,"project_id":1,"number":2,"reference_code":"OLD-2"},' +
         '"dead_letter":{"reason":"payload_too_large","detail":"too large","size_bytes":2000000}}';
-      await pool.query(`INSERT INTO outbox (id, subject, payload) VALUES ($1, 'issues.created', $2), ($3, $4, $5)`, [eventId, eventRow, noticeId, ISSUE_EVENTS_DEAD_LETTER_SUBJECT, noticeRow]);
+      await pool.query(`INSERT INTO outbox (id, subject, payload) VALUES ($1, 'issues.created', $2), ($3, $4, $5)`, [
+        eventId,
+        eventRow,
+        noticeId,
+        ISSUE_EVENTS_DEAD_LETTER_SUBJECT,
+        noticeRow,
+      ]);
       await pool.query(`SELECT pg_notify('issue_outbox', '')`);
 
       let published: Awaited<ReturnType<typeof streamMessages>> = [];
@@ -235,7 +253,14 @@ describe('issue events', () => {
       }
       const event = published.find((message) => message.msgId === eventId)!;
       expect(event.subject).toBe('issues.created');
-      expect(event.payload).toEqual({ id: eventId, type: 'issue.created', version: 1, occurred_at: '2026-03-02T10:15:30.123456Z', team_id: team.team_id, data: { issue: JSON.parse(eventRow).issue } });
+      expect(event.payload).toEqual({
+        id: eventId,
+        type: 'issue.created',
+        version: 1,
+        occurred_at: '2026-03-02T10:15:30.123456Z',
+        team_id: team.team_id,
+        data: { issue: JSON.parse(eventRow).issue },
+      });
       const notice = published.find((message) => message.msgId === noticeId)!;
       expect(notice.subject).toBe(ISSUE_EVENTS_DEAD_LETTER_SUBJECT);
       expect(notice.payload).toEqual({

@@ -34,16 +34,35 @@ describe('declaring the stream', () => {
 
   it('creates it with the configured limits, never weakens it later, and strengthens it when configured to', async () => {
     const jsm = await jetstreamManager(connection);
-    const configured = streamLimitsFrom({ ISSUE_EVENTS_REPLICAS: 1, ISSUE_EVENTS_MAX_BYTES: 2 * GIB, ISSUE_EVENTS_MAX_MSGS: 50_000, ISSUE_EVENTS_MAX_AGE_HOURS: 48, ISSUE_EVENTS_DISCARD: 'new' });
+    const configured = streamLimitsFrom({
+      ISSUE_EVENTS_REPLICAS: 1,
+      ISSUE_EVENTS_MAX_BYTES: 2 * GIB,
+      ISSUE_EVENTS_MAX_MSGS: 50_000,
+      ISSUE_EVENTS_MAX_AGE_HOURS: 48,
+      ISSUE_EVENTS_DISCARD: 'new',
+    });
     const created = await ensureIssueEventsStream(jsm, { limits: configured });
-    expect(created.config).toMatchObject({ max_bytes: 2 * GIB, max_msgs: 50_000, max_age: 48 * 3_600e9, discard: DiscardPolicy.New, retention: RetentionPolicy.Interest, num_replicas: 1 });
+    expect(created.config).toMatchObject({
+      max_bytes: 2 * GIB,
+      max_msgs: 50_000,
+      max_age: 48 * 3_600e9,
+      discard: DiscardPolicy.New,
+      retention: RetentionPolicy.Interest,
+      num_replicas: 1,
+    });
     expect(created.config.subjects).toContain(ISSUE_EVENTS_DEAD_LETTER_SUBJECT);
     // The delivery consumer exists from the start: with interest retention, a stream without it would keep nothing.
     expect((await jsm.consumers.info(ISSUE_EVENTS_STREAM, DELIVERY_CONSUMER)).name).toBe(DELIVERY_CONSUMER);
 
     const warnings: unknown[] = [];
     const logger = { warn: (fields: unknown) => warnings.push(fields), info: () => {}, error: () => {} };
-    const weaker = streamLimitsFrom({ ISSUE_EVENTS_REPLICAS: 1, ISSUE_EVENTS_MAX_BYTES: 1_048_576, ISSUE_EVENTS_MAX_MSGS: 1_000, ISSUE_EVENTS_MAX_AGE_HOURS: 1, ISSUE_EVENTS_DISCARD: 'old' });
+    const weaker = streamLimitsFrom({
+      ISSUE_EVENTS_REPLICAS: 1,
+      ISSUE_EVENTS_MAX_BYTES: 1_048_576,
+      ISSUE_EVENTS_MAX_MSGS: 1_000,
+      ISSUE_EVENTS_MAX_AGE_HOURS: 1,
+      ISSUE_EVENTS_DISCARD: 'old',
+    });
     const kept = await ensureIssueEventsStream(jsm, { limits: weaker, logger });
     expect(kept.config).toMatchObject({ max_bytes: 2 * GIB, max_msgs: 50_000, max_age: 48 * 3_600e9, discard: DiscardPolicy.New });
     expect(warnings).toHaveLength(1);
@@ -57,8 +76,20 @@ describe('declaring the stream', () => {
   it('moves a stream declared the old way (limits retention, discard old, no dead-letter subject) to the new one', async () => {
     const jsm = await jetstreamManager(connection);
     await jsm.streams.delete(ISSUE_EVENTS_STREAM);
-    await jsm.streams.add({ name: ISSUE_EVENTS_STREAM, subjects: ['issues.created', 'issues.updated'], retention: RetentionPolicy.Limits, discard: DiscardPolicy.Old, max_bytes: GIB, num_replicas: 1 });
-    await jsm.consumers.add(ISSUE_EVENTS_STREAM, { durable_name: DELIVERY_CONSUMER, ack_policy: AckPolicy.Explicit, filter_subjects: ['issues.created', 'issues.updated'], ack_wait: 7_000_000_000 });
+    await jsm.streams.add({
+      name: ISSUE_EVENTS_STREAM,
+      subjects: ['issues.created', 'issues.updated'],
+      retention: RetentionPolicy.Limits,
+      discard: DiscardPolicy.Old,
+      max_bytes: GIB,
+      num_replicas: 1,
+    });
+    await jsm.consumers.add(ISSUE_EVENTS_STREAM, {
+      durable_name: DELIVERY_CONSUMER,
+      ack_policy: AckPolicy.Explicit,
+      filter_subjects: ['issues.created', 'issues.updated'],
+      ack_wait: 7_000_000_000,
+    });
     const info = await ensureIssueEventsStream(jsm);
     expect(info.config).toMatchObject({ retention: RetentionPolicy.Interest, discard: DiscardPolicy.New, max_bytes: GIB });
     expect(info.config.subjects).toEqual(expect.arrayContaining(['issues.created', 'issues.updated', ISSUE_EVENTS_DEAD_LETTER_SUBJECT]));
@@ -92,7 +123,13 @@ describe('a stream on a three-server NATS cluster', () => {
 
   it('never lowers the replicas of an existing stream, and logs that it kept them', async () => {
     let jsm!: Awaited<ReturnType<typeof jetstreamManager>>;
-    const three = streamLimitsFrom({ ISSUE_EVENTS_REPLICAS: 3, ISSUE_EVENTS_MAX_BYTES: GIB, ISSUE_EVENTS_MAX_MSGS: 10_000, ISSUE_EVENTS_MAX_AGE_HOURS: 24, ISSUE_EVENTS_DISCARD: 'new' });
+    const three = streamLimitsFrom({
+      ISSUE_EVENTS_REPLICAS: 3,
+      ISSUE_EVENTS_MAX_BYTES: GIB,
+      ISSUE_EVENTS_MAX_MSGS: 10_000,
+      ISSUE_EVENTS_MAX_AGE_HOURS: 24,
+      ISSUE_EVENTS_DISCARD: 'new',
+    });
     // The cluster elects its JetStream leader after the servers are up: declare once it answers.
     for (let attempt = 0; ; attempt += 1) {
       try {
@@ -118,7 +155,13 @@ describe('a stream on a three-server NATS cluster', () => {
     const jsm = await jetstreamManager(connection);
     const errors: unknown[] = [];
     const logger = { warn: () => {}, info: () => {}, error: (fields: unknown) => errors.push(fields) };
-    const limits = streamLimitsFrom({ ISSUE_EVENTS_REPLICAS: 5, ISSUE_EVENTS_MAX_BYTES: GIB, ISSUE_EVENTS_MAX_MSGS: 10_000, ISSUE_EVENTS_MAX_AGE_HOURS: 24, ISSUE_EVENTS_DISCARD: 'new' });
+    const limits = streamLimitsFrom({
+      ISSUE_EVENTS_REPLICAS: 5,
+      ISSUE_EVENTS_MAX_BYTES: GIB,
+      ISSUE_EVENTS_MAX_MSGS: 10_000,
+      ISSUE_EVENTS_MAX_AGE_HOURS: 24,
+      ISSUE_EVENTS_DISCARD: 'new',
+    });
     const info = await ensureIssueEventsStream(jsm, { limits, logger });
     expect(info.config.num_replicas).toBe(3);
     expect(errors).toHaveLength(1);
@@ -214,7 +257,23 @@ describe('a full stream', () => {
       // Outbox rows in the flat form the issue service records events in.
       const event = (issueId: number, title: string) => {
         const at = new Date().toISOString().replace('Z', '000Z');
-        const issue = { id: issueId, project_id: 1, number: 1, reference_code: 'ORDER-1', title, description: null, url: null, type: 'task', status: 'todo', priority: 'none', assigned_to: null, estimated_date: null, created_by: 1, created_at: at, updated_at: at };
+        const issue = {
+          id: issueId,
+          project_id: 1,
+          number: 1,
+          reference_code: 'ORDER-1',
+          title,
+          description: null,
+          url: null,
+          type: 'task',
+          status: 'todo',
+          priority: 'none',
+          assigned_to: null,
+          estimated_date: null,
+          created_by: 1,
+          created_at: at,
+          updated_at: at,
+        };
         return JSON.stringify({ id: randomUUID(), event: 'issue.updated', created_at: at, team_id: 1, issue, changes: { title: { from: null, to: title } } });
       };
       const insert = async (payload: string, ageMs: number, heldForMs = 0) => {
@@ -239,7 +298,7 @@ describe('a full stream', () => {
       const second = await insert(event(900_001, 'second'), 2_000);
       const other = await insert(event(900_002, 'other issue'), 1_000);
       await pool.query(`SELECT pg_notify('issue_outbox', '')`);
-      await until('the other issue\'s event', () => published(other));
+      await until("the other issue's event", () => published(other));
       expect(await published(second)).toBe(false);
 
       // The other relay gives the event back (it died, or its publish failed): both go out, in order.

@@ -35,7 +35,9 @@ export type Config = z.infer<typeof configSchema>;
 export const loadProjectConfig = (env?: Record<string, string | undefined>) => loadConfig(configSchema, env);
 
 /** The list and quota limits of a parsed configuration; missing settings take their defaults. */
-export function projectLimits(config: Partial<Pick<Config, 'LIST_DEFAULT_LIMIT' | 'LIST_MAX_LIMIT' | 'LIST_MAX_PAGE_BYTES' | 'TEAM_MAX_ORGANIZATIONS' | 'TEAM_MAX_PROJECTS'>> = {}) {
+export function projectLimits(
+  config: Partial<Pick<Config, 'LIST_DEFAULT_LIMIT' | 'LIST_MAX_LIMIT' | 'LIST_MAX_PAGE_BYTES' | 'TEAM_MAX_ORGANIZATIONS' | 'TEAM_MAX_PROJECTS'>> = {},
+) {
   const { shape } = configSchema;
   return {
     pageLimits: listPageLimits(config),

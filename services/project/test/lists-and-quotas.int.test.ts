@@ -84,7 +84,11 @@ describe('organizations: an extension list, paged by default', () => {
     for (const limit of ['0', String(MAX_LIMIT + 1), 'ten', '-1', '1.5', '']) {
       const response = await client.get(path, { query: { limit } });
       expect(response.status).toBe(422);
-      expect(response.body).toEqual({ message: `The limit parameter must be an integer between 1 and ${MAX_LIMIT}.`, code: 'validation_failed', errors: { limit: [expect.any(String)] } });
+      expect(response.body).toEqual({
+        message: `The limit parameter must be an integer between 1 and ${MAX_LIMIT}.`,
+        code: 'validation_failed',
+        errors: { limit: [expect.any(String)] },
+      });
     }
     const garbage = ['%%%', 'bm90IGpzb24', Buffer.from('{"v":1,"l":"organizations","k":"1; DROP"}').toString('base64url'), 'A'.repeat(600)];
     for (const cursor of garbage) {
@@ -150,9 +154,7 @@ describe('per-team quotas', () => {
   it(`refuses the organization after the ${MAX_ORGANIZATIONS}th with 409 quota_exceeded, even under concurrent creates`, async () => {
     const { team, client } = await newTeam();
     // The bootstrap made one; 12 concurrent creates race for the remaining slots.
-    const responses = await Promise.all(
-      Array.from({ length: 12 }, (_, i) => client.post(`/teams/${team.team_id}/organizations`, { name: `Racing ${i}` })),
-    );
+    const responses = await Promise.all(Array.from({ length: 12 }, (_, i) => client.post(`/teams/${team.team_id}/organizations`, { name: `Racing ${i}` })));
     expect(responses.filter((response) => response.status === 201)).toHaveLength(MAX_ORGANIZATIONS - 1);
     const refused = responses.filter((response) => response.status !== 201);
     expect(refused).toHaveLength(12 - (MAX_ORGANIZATIONS - 1));
@@ -189,4 +191,3 @@ describe('per-team quotas', () => {
     for (const list of slugs) expect(new Set(list).size).toBe(list.length);
   });
 });
-

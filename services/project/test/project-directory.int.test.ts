@@ -33,10 +33,13 @@ const createOrganization = (request: projectV1.CreateOrganizationRequest) =>
   unaryCall<projectV1.Organization__Output>((metadata, options, done) => cli.CreateOrganization(request, metadata, options, done));
 const listOrganizations = (request: projectV1.ListOrganizationsRequest) =>
   unaryCall<projectV1.ListOrganizationsResponse__Output>((metadata, options, done) => cli.ListOrganizations(request, metadata, options, done));
-const getProject = (request: projectV1.GetProjectRequest) =>
-  unaryCall<projectV1.Project__Output>((metadata, options, done) => client.GetProject(request, metadata, options, done));
+const getProject = (request: projectV1.GetProjectRequest) => unaryCall<projectV1.Project__Output>((metadata, options, done) => client.GetProject(request, metadata, options, done));
 
-const codeOf = (promise: Promise<unknown>) => promise.then(() => grpc.status.OK, (error: grpc.ServiceError) => error.code);
+const codeOf = (promise: Promise<unknown>) =>
+  promise.then(
+    () => grpc.status.OK,
+    (error: grpc.ServiceError) => error.code,
+  );
 
 describe('ProjectDirectory', () => {
   it('creates and lists organizations of a team', async () => {
@@ -86,13 +89,11 @@ describe('ProjectDirectory', () => {
   });
 
   it('refuses a caller that does not sign its calls', async () => {
-    const call = unaryCall<projectV1.ListOrganizationsResponse__Output>((metadata, options, done) =>
-      unsigned.ListOrganizations({ team_id: 41 }, metadata, options, done),
-    );
+    const call = unaryCall<projectV1.ListOrganizationsResponse__Output>((metadata, options, done) => unsigned.ListOrganizations({ team_id: 41 }, metadata, options, done));
     expect(await codeOf(call)).toBe(grpc.status.UNAUTHENTICATED);
   });
 
-  it("accepts a method only from its callers, each signing with its own key", async () => {
+  it('accepts a method only from its callers, each signing with its own key', async () => {
     const { ProjectDirectory } = loadProto<ProjectProto>('project').worklane.project.v1;
     const address = `127.0.0.1:${port}`;
     // The issue service may look projects up, not create organizations.
@@ -103,9 +104,7 @@ describe('ProjectDirectory', () => {
     // The delivery service's key signing under the CLI's name is not the CLI.
     const posing = createGrpcClient(ProjectDirectory, address, { caller: 'cli', signingKey: signerOf(service.keys, 'delivery').key });
     try {
-      const call = unaryCall<projectV1.Organization__Output>((metadata, options, done) =>
-        posing.CreateOrganization({ team_id: 41, name: 'Forged' }, metadata, options, done),
-      );
+      const call = unaryCall<projectV1.Organization__Output>((metadata, options, done) => posing.CreateOrganization({ team_id: 41, name: 'Forged' }, metadata, options, done));
       expect(await codeOf(call)).toBe(grpc.status.UNAUTHENTICATED);
     } finally {
       posing.close();

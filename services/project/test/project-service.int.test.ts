@@ -397,7 +397,9 @@ describe('identity', () => {
     expect(forged.status).toBe(401);
     // A signature for one team's identity cannot be replayed with another team's id.
     const signed = signIdentity(service.identityKey, 'GET', path, { teamId: TEAM, userId: 1, tokenId: 1 });
-    const tampered = await request(service.app.http).get(path).set({ ...signed, 'x-worklane-team-id': String(OTHER_TEAM) });
+    const tampered = await request(service.app.http)
+      .get(path)
+      .set({ ...signed, 'x-worklane-team-id': String(OTHER_TEAM) });
     expect(tampered.status).toBe(401);
   });
 

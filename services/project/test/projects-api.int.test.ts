@@ -148,7 +148,7 @@ describe('slugs', () => {
   });
 
   it.each([
-    ["Marketing & Sales (EU) — Q3!", 'marketing-sales-eu-q3'],
+    ['Marketing & Sales (EU) — Q3!', 'marketing-sales-eu-q3'],
     ['under_score  and   spaces', 'under-score-and-spaces'],
     ['Ops@Night', 'ops-at-night'],
     ['Café Zürich Ørsted', 'cafe-zurich-orsted'],

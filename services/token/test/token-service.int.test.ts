@@ -26,7 +26,14 @@ beforeAll(async () => {
   database = await createTestDatabase();
   await migrate(database.url, 'token', join(__dirname, '..', 'migrations'));
   pool = createPool({ url: database.url, schema: 'token', max: 5, applicationName: 'token-test' });
-  app = createApp({ pool, logger: createLogger('token', 'silent'), metrics: createMetrics('token'), publicKeys: publicKeysOf(keys, TRUSTED_PRINCIPALS), sessionLifetime: lifetime, isReady: () => true });
+  app = createApp({
+    pool,
+    logger: createLogger('token', 'silent'),
+    metrics: createMetrics('token'),
+    publicKeys: publicKeysOf(keys, TRUSTED_PRINCIPALS),
+    sessionLifetime: lifetime,
+    isReady: () => true,
+  });
   address = `127.0.0.1:${await app.grpc.listen('127.0.0.1', 0)}`;
   const { v1 } = loadProto<TokenProto>('token').worklane.token;
   // The console manages tokens and accounts; only the gateway authenticates.
@@ -72,8 +79,7 @@ async function member(role: 'owner' | 'member' = 'owner') {
   return { user, team };
 }
 
-const createToken = (teamId: number, userId: number, name = 'ci') =>
-  call<tokenV1.CreateTokenResponse__Output>(tokens, 'CreateToken', { team_id: teamId, user_id: userId, name });
+const createToken = (teamId: number, userId: number, name = 'ci') => call<tokenV1.CreateTokenResponse__Output>(tokens, 'CreateToken', { team_id: teamId, user_id: userId, name });
 const authenticate = (token: string) => call<tokenV1.Identity__Output>(gatewayTokens, 'Authenticate', { token });
 
 describe('TokenService', () => {
@@ -142,10 +148,9 @@ describe('TokenService', () => {
     const created = await createToken(team.id, user.id);
     const leased = await call<tokenV1.Identity__Output>(gatewayTokens, 'Authenticate', { token: created.value, cache_ttl_ms: 1_000 });
     expect(leased.cache_ttl_ms).toBe(1_000);
-    const { rows } = await pool.query<{ lease_until: string; outstanding: boolean }>(
-      `SELECT lease_until::text, lease_until > now() AS outstanding FROM api_tokens WHERE id = $1`,
-      [created.token!.id],
-    );
+    const { rows } = await pool.query<{ lease_until: string; outstanding: boolean }>(`SELECT lease_until::text, lease_until > now() AS outstanding FROM api_tokens WHERE id = $1`, [
+      created.token!.id,
+    ]);
     expect(rows[0]!.outstanding).toBe(true);
 
     await call(tokens, 'RevokeToken', { team_id: team.id, token_id: created.token!.id });
@@ -260,10 +265,7 @@ describe('AccountService', () => {
     expect(refused).toHaveLength(25);
     for (const o of refused) expect(o.details).toMatch(/^retry after \d+ s$/);
     // Refused attempts were not counted against the address: 5 failures, 95 left.
-    const { rows } = await pool.query(`SELECT bucket, attempts FROM sign_in_attempts WHERE bucket IN ($1, $2) ORDER BY bucket`, [
-      `account:${email}`,
-      'address:198.51.100.7',
-    ]);
+    const { rows } = await pool.query(`SELECT bucket, attempts FROM sign_in_attempts WHERE bucket IN ($1, $2) ORDER BY bucket`, [`account:${email}`, 'address:198.51.100.7']);
     expect(rows).toEqual([
       { bucket: `account:${email}`, attempts: 5 },
       { bucket: 'address:198.51.100.7', attempts: 5 },

@@ -37,7 +37,11 @@ async function newWebhook(body: Record<string, unknown> = {}, teamId = TEAM) {
   return response.body;
 }
 
-const codeOf = (promise: Promise<unknown>) => promise.then(() => grpc.status.OK, (error: grpc.ServiceError) => error.code);
+const codeOf = (promise: Promise<unknown>) =>
+  promise.then(
+    () => grpc.status.OK,
+    (error: grpc.ServiceError) => error.code,
+  );
 
 describe('create', () => {
   it('returns the bare webhook with exactly its fields, active by default, and no secret', async () => {
@@ -313,9 +317,21 @@ describe('scoping', () => {
     // The delivery service's own key mints no identity, under its name or the gateway's.
     const delivery = signerOf(service.keys, 'delivery');
     for (const signer of [delivery, { name: 'gateway', key: delivery.key }]) {
-      expect((await request(service.app.http).get(path).set(signIdentity(signer, 'GET', path, { teamId: TEAM, userId: 1, tokenId: 1 }))).status).toBe(401);
+      expect(
+        (
+          await request(service.app.http)
+            .get(path)
+            .set(signIdentity(signer, 'GET', path, { teamId: TEAM, userId: 1, tokenId: 1 }))
+        ).status,
+      ).toBe(401);
     }
-    expect((await request(service.app.http).get(path).set(signIdentity(service.identityKey, 'GET', path, { teamId: TEAM, userId: 1, tokenId: 1 }))).status).toBe(200);
+    expect(
+      (
+        await request(service.app.http)
+          .get(path)
+          .set(signIdentity(service.identityKey, 'GET', path, { teamId: TEAM, userId: 1, tokenId: 1 }))
+      ).status,
+    ).toBe(200);
   });
 });
 
@@ -327,8 +343,7 @@ describe('WebhookDirectory', () => {
     const gateway = as('gateway', 'gateway');
     const issueAsDelivery = as('delivery', 'issue');
     try {
-      const list = (client: typeof gateway) =>
-        unaryCall((metadata, options, done) => client.ListSubscriptions({ team_id: 1, event: 'issue.created' }, metadata, options, done));
+      const list = (client: typeof gateway) => unaryCall((metadata, options, done) => client.ListSubscriptions({ team_id: 1, event: 'issue.created' }, metadata, options, done));
       expect(await codeOf(list(gateway))).toBe(grpc.status.PERMISSION_DENIED);
       expect(await codeOf(list(issueAsDelivery))).toBe(grpc.status.UNAUTHENTICATED);
       expect(await codeOf(service.directory().listSubscriptions({ team_id: 1, event: 'issue.created' }))).toBe(grpc.status.OK);

@@ -13,7 +13,17 @@ const { deliveryHeaders } = require('@worklane/webhooks');
 const { url, ca, concurrency, seconds } = workerData;
 const target = new URL(url);
 const pool = new Pool(target.origin, { connections: concurrency, connect: { ca } });
-const issue = { id: 1, project_id: 1, title: 'Bare loop issue', description: null, status: 'open', priority: 'medium', github_issue_number: null, created_at: new Date().toISOString(), updated_at: new Date().toISOString() };
+const issue = {
+  id: 1,
+  project_id: 1,
+  title: 'Bare loop issue',
+  description: null,
+  status: 'open',
+  priority: 'medium',
+  github_issue_number: null,
+  created_at: new Date().toISOString(),
+  updated_at: new Date().toISOString(),
+};
 
 let requests = 0;
 let failures = 0;
@@ -24,7 +34,14 @@ async function sender(lane) {
   for (let n = 0; performance.now() < deadline; n++) {
     const deliveryId = `bare-${lane}-${n}`;
     const body = Buffer.from(JSON.stringify({ id: deliveryId, event: 'issue.created', created_at: new Date().toISOString(), team_id: 1, issue, changes: null }));
-    const headers = deliveryHeaders({ deliveryId, body, secret: 'bare-loop-signing-secret', timestamp: Math.floor(Date.now() / 1000), event: 'issue.created', userAgent: 'Worklane-Webhooks/bench' });
+    const headers = deliveryHeaders({
+      deliveryId,
+      body,
+      secret: 'bare-loop-signing-secret',
+      timestamp: Math.floor(Date.now() / 1000),
+      event: 'issue.created',
+      userAgent: 'Worklane-Webhooks/bench',
+    });
     try {
       const response = await pool.request({ path: target.pathname, method: 'POST', headers, body });
       await response.body.dump();

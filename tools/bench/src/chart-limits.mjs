@@ -10,7 +10,11 @@ const UNITS = { Ki: 1 / 1024, Mi: 1, Gi: 1024, Ti: 1024 * 1024, k: 1e3 / 2 ** 20
 
 /** A Kubernetes memory quantity (`256Mi`, `1G`, `134217728`) in MiB; NaN when it is not one. */
 export function quantityMiB(quantity) {
-  const match = /^(\d+(?:\.\d+)?)(Ki|Mi|Gi|Ti|k|M|G|T)?$/.exec(String(quantity).trim().replace(/^["']|["']$/g, ''));
+  const match = /^(\d+(?:\.\d+)?)(Ki|Mi|Gi|Ti|k|M|G|T)?$/.exec(
+    String(quantity)
+      .trim()
+      .replace(/^["']|["']$/g, ''),
+  );
   if (!match) return NaN;
   return match[2] ? Number(match[1]) * UNITS[match[2]] : Number(match[1]) / 2 ** 20;
 }

@@ -159,7 +159,12 @@ try {
     say(`warm-up: ${RATE} issues/s for ${WARMUP_S} s...`);
     await createAtRate(RATE, WARMUP_S);
     const expected = created * WEBHOOKS;
-    await waitUntil(() => receiver.firstReceipt.size >= expected, 60_000, 'the warm-up deliveries', () => `(${receiver.firstReceipt.size} of ${expected})`);
+    await waitUntil(
+      () => receiver.firstReceipt.size >= expected,
+      60_000,
+      'the warm-up deliveries',
+      () => `(${receiver.firstReceipt.size} of ${expected})`,
+    );
   }
   const before = new Set(receiver.firstReceipt.keys());
   const createdBefore = created;
@@ -174,7 +179,12 @@ try {
   await createAtRate(RATE, DURATION_S);
   recordDue = false;
   const measuredEvents = created - createdBefore;
-  await waitUntil(() => receiver.firstReceipt.size >= created * WEBHOOKS, 120_000, 'every delivery of the latency run', () => `(${receiver.firstReceipt.size} of ${created * WEBHOOKS}; ${failed} creates failed)`);
+  await waitUntil(
+    () => receiver.firstReceipt.size >= created * WEBHOOKS,
+    120_000,
+    'every delivery of the latency run',
+    () => `(${receiver.firstReceipt.size} of ${created * WEBHOOKS}; ${failed} creates failed)`,
+  );
   const latencies = [...receiver.firstReceipt.entries()]
     .filter(([id]) => !before.has(id))
     .map(([, receipt]) => receipt.receivedAt - receipt.createdAt)
@@ -187,7 +197,7 @@ try {
   const machineAfter = machineCpuSeconds();
   const cores = os.cpus().length;
   const machineBusy = (machineAfter.busy - machineBefore.busy) / ((machineAfter.total - machineBefore.total) / cores);
-  const ours = Object.values(cpuPerEventMs).reduce((sum, ms) => sum + ms, 0) * measuredEvents / 1000;
+  const ours = (Object.values(cpuPerEventMs).reduce((sum, ms) => sum + ms, 0) * measuredEvents) / 1000;
   const machineOthers = machineAfter.busy - machineBefore.busy - ours;
   const deliveryPid = system.services.delivery.pid;
   let deliveryRss = peakRssMb(deliveryPid);
@@ -208,7 +218,10 @@ try {
   say('starting the delivery service again and measuring the drain...');
   await system.services.delivery.restart();
   await waitUntil(() => receiver.firstReceipt.size >= backlogTotal, 300_000, 'the backlog to drain');
-  const drained = [...receiver.firstReceipt.values()].slice(drainedBefore).map((receipt) => receipt.receivedAt).sort((a, b) => a - b);
+  const drained = [...receiver.firstReceipt.values()]
+    .slice(drainedBefore)
+    .map((receipt) => receipt.receivedAt)
+    .sort((a, b) => a - b);
   const drainSeconds = (drained[drained.length - 1] - drained[0]) / 1000;
   const deliveriesPerSecond = (drained.length - 1) / drainSeconds;
   deliveryRss = Math.max(deliveryRss, peakRssMb(system.services.delivery.pid));
@@ -230,7 +243,9 @@ try {
   const p99 = percentile(latencies, 99);
   fromDue.sort((a, b) => a - b);
   // Every process of the system; the load generator and the receivers are the benchmark's own.
-  const cpuMsPerEvent = Object.entries(cpuPerEventMs).filter(([name]) => name !== 'load generator + receiver').reduce((sum, [, ms]) => sum + ms, 0);
+  const cpuMsPerEvent = Object.entries(cpuPerEventMs)
+    .filter(([name]) => name !== 'load generator + receiver')
+    .reduce((sum, [, ms]) => sum + ms, 0);
   const saturationOfBare = deliveriesPerSecond / bare.perSecond;
   const f = (value, digits = 1) => (Number.isFinite(value) ? value.toFixed(digits) : 'n/a');
   const pass = (ok) => (ok ? 'ok' : 'MISSED');
@@ -245,8 +260,12 @@ try {
     `saturation: ${drained.length} queued deliveries drained in ${f(drainSeconds, 2)} s: ${f(deliveriesPerSecond, 0)} deliveries/s`,
     `bare loop of signed POSTs to the same kind of receiver (${BARE_LOOP_CONCURRENCY} at a time, ${f(bare.seconds, 1)} s, ${bare.failures} failed): ${f(bare.perSecond, 0)} requests/s; saturation / bare loop ${f(saturationOfBare, 2)} (target >= ${TARGETS.saturationOfBareLoop}: ${pass(saturationOfBare >= TARGETS.saturationOfBareLoop)})`,
     `retention: ${retention.removed.deliveries} deliveries + ${retention.removed.attempts} attempts removed in ${f(retention.seconds, 2)} s (batches of ${retention.batchSize}): ${f(retention.rowsRemovedPerSecond, 0)} rows removed/s; rows written/s at saturation (deliveries + attempts): ${f(retention.rowsWrittenPerSecond, 0)} (removed >= written: ${pass(retention.rowsRemovedPerSecond >= retention.rowsWrittenPerSecond)})`,
-    `peak RSS (VmHWM): ${Object.entries(rssMb).map(([name, mb]) => `${name} ${f(mb)} MB`).join(', ')} (target: every service <= ${TARGETS.rssMb} MB: ${pass(maxRssMb <= TARGETS.rssMb)})`,
-    `CPU per issue event during the latency run: ${Object.entries(cpuPerEventMs).map(([name, ms]) => `${name} ${f(ms, 2)} ms`).join(', ')}`,
+    `peak RSS (VmHWM): ${Object.entries(rssMb)
+      .map(([name, mb]) => `${name} ${f(mb)} MB`)
+      .join(', ')} (target: every service <= ${TARGETS.rssMb} MB: ${pass(maxRssMb <= TARGETS.rssMb)})`,
+    `CPU per issue event during the latency run: ${Object.entries(cpuPerEventMs)
+      .map(([name, ms]) => `${name} ${f(ms, 2)} ms`)
+      .join(', ')}`,
     `  summed over the system (services, PostgreSQL, NATS): ${f(cpuMsPerEvent, 2)} ms (target <= ${TARGETS.cpuMsPerEvent} ms: ${pass(cpuMsPerEvent <= TARGETS.cpuMsPerEvent)})`,
     `machine CPU during the latency run: ${f(machineBusy, 2)} of ${cores} cores busy, ${f(Math.max(0, machineOthers) / DURATION_S, 2)} cores of it by processes outside this benchmark`,
     `receiver requests: ${receiver.requests} for ${receiver.firstReceipt.size} distinct deliveries; failed issue creates: ${failed}`,
@@ -258,7 +277,10 @@ try {
   );
   if (failed > 0) {
     for (const name of ['gateway', 'issue']) {
-      const errors = system.services[name].logs().split('\n').filter((line) => /"level":"(error|fatal)"/.test(line));
+      const errors = system.services[name]
+        .logs()
+        .split('\n')
+        .filter((line) => /"level":"(error|fatal)"/.test(line));
       for (const line of errors.slice(0, 3)) say(`${name}: ${line.slice(0, 600)}`);
     }
     say('some issue creates failed: the figures above are not trustworthy');

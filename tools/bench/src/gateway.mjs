@@ -52,7 +52,13 @@ const TARGETS = { ratio: { list: 0.8, create: 0.9 }, addedP50Ms: 0.5, addedP99Ms
 
 if (process.env.WORKLANE_SKIP_BUILD !== '1') {
   say('building the gateway, token and project services and the CLI (turbo, cached)...');
-  const code = await turboBuild(['--filter=@worklane/gateway...', '--filter=@worklane/token...', '--filter=@worklane/project...', '--filter=@worklane/cli...', '--filter=@worklane/testing...']);
+  const code = await turboBuild([
+    '--filter=@worklane/gateway...',
+    '--filter=@worklane/token...',
+    '--filter=@worklane/project...',
+    '--filter=@worklane/cli...',
+    '--filter=@worklane/testing...',
+  ]);
   if (code !== 0) process.exit(code);
 }
 
@@ -113,7 +119,10 @@ try {
   try {
     while (tokens.length < TOKENS) {
       const batch = Array.from({ length: Math.min(20, TOKENS - tokens.length) }, (_, i) =>
-        unaryCall((metadata, options, done) => tokenService.CreateToken({ team_id: team.team_id, user_id: team.user_id, name: `bench ${tokens.length + i}` }, metadata, options, done), 15_000),
+        unaryCall(
+          (metadata, options, done) => tokenService.CreateToken({ team_id: team.team_id, user_id: team.user_id, name: `bench ${tokens.length + i}` }, metadata, options, done),
+          15_000,
+        ),
       );
       for (const created of await Promise.all(batch)) tokens.push({ id: Number(created.token.id), token: created.value });
     }
@@ -186,7 +195,7 @@ try {
     let failed = 0;
     const total = Math.round(rate * seconds);
     const started = performance.now();
-    for (let i = 0; i < total; ) {
+    for (let i = 0; i < total;) {
       const now = performance.now();
       for (; i < total && started + (i * 1000) / rate <= now; i++) {
         const due = started + (i * 1000) / rate;
@@ -268,11 +277,15 @@ try {
     SERVICES.map((name) => f(r.cpuMicrosPerRequest[name], 0).padStart(name.length + 3)).join('');
   lines.push('');
   const loadAfter = os.loadavg()[0];
-  lines.push(`Gateway benchmark: ${CONNECTIONS} connections at saturation, ${RATE}/s open loop, ${DURATION_S} s per run, ${tokens.length} tokens, ${SEED_PROJECTS} projects listed, NODE_OPTIONS=${JSON.stringify(NODE_OPTIONS)}`);
+  lines.push(
+    `Gateway benchmark: ${CONNECTIONS} connections at saturation, ${RATE}/s open loop, ${DURATION_S} s per run, ${tokens.length} tokens, ${SEED_PROJECTS} projects listed, NODE_OPTIONS=${JSON.stringify(NODE_OPTIONS)}`,
+  );
   lines.push(`machine: ${await describeMachine(stack)}; 1-minute load average ${f(loadBefore)} before, ${f(loadAfter)} after`);
   lines.push('');
   lines.push(`${''.padEnd(66)}CPU µs per request`);
-  lines.push(`${'run'.padEnd(22)} ${'path'.padEnd(8)} ${'req/s'.padStart(7)}  ${'p50 ms'.padStart(7)}  ${'p99 ms'.padStart(7)}  ${'failed'.padStart(6)}  ${SERVICES.map((name) => name.padStart(name.length + 3)).join('')}`);
+  lines.push(
+    `${'run'.padEnd(22)} ${'path'.padEnd(8)} ${'req/s'.padStart(7)}  ${'p50 ms'.padStart(7)}  ${'p99 ms'.padStart(7)}  ${'failed'.padStart(6)}  ${SERVICES.map((name) => name.padStart(name.length + 3)).join('')}`,
+  );
   for (const scenario of ['list', 'create']) {
     for (const target of ['direct', 'gateway']) lines.push(row(`${scenario} (saturation)`, target, results[scenario][target]));
   }

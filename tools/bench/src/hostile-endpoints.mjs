@@ -14,10 +14,11 @@ const stats = { blackholeConnections: 0, blackholeOpen: 0, slowRequests: 0, slow
 const sockets = new Set();
 const servers = [];
 
-const listen = (server) => new Promise((resolve, reject) => {
-  server.once('error', reject);
-  server.listen(0, '127.0.0.1', () => resolve(server.address().port));
-});
+const listen = (server) =>
+  new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => resolve(server.address().port));
+  });
 
 const blackholeUrls = [];
 for (let i = 0; i < blackholes; i++) {

@@ -11,7 +11,8 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { keepAliveAgent, nextLink, send, tally } from './http-client.mjs';
 import { openLoop } from './stats.mjs';
 
-const { gatewayUrl, teamId, organizationId, eventProjectId, listProjectId, webhookIds, eventTokens, abuseToken, listTokens, eventRate, abuseRate, seconds, maxPagesPerWalk } = workerData;
+const { gatewayUrl, teamId, organizationId, eventProjectId, listProjectId, webhookIds, eventTokens, abuseToken, listTokens, eventRate, abuseRate, seconds, maxPagesPerWalk } =
+  workerData;
 
 const teamPath = `${gatewayUrl}/api/v1/teams/${teamId}`;
 const projectPath = (projectId) => `${teamPath}/organizations/${organizationId}/projects/${projectId}`;
@@ -19,13 +20,36 @@ const json = (token, extra = {}) => ({ authorization: `Bearer ${token}`, 'conten
 
 /** Bodies the edge must refuse, what it should answer, and why. */
 const oversized = Buffer.from(JSON.stringify({ title: 'oversized', description: 'x'.repeat(1024 * 1024 + 64 * 1024) }));
-const invalidArray = Buffer.from(JSON.stringify({ url: 'https://127.0.0.1:9/never', events: Array.from({ length: 28_000 }, () => 'not.an.event'), secret: 'a-secret-of-sixteen-chars' }));
+const invalidArray = Buffer.from(
+  JSON.stringify({ url: 'https://127.0.0.1:9/never', events: Array.from({ length: 28_000 }, () => 'not.an.event'), secret: 'a-secret-of-sixteen-chars' }),
+);
 const ABUSE_KINDS = [
   { kind: 'body over 1 MiB', expect: 413, method: 'POST', url: () => `${projectPath(eventProjectId)}/issues`, body: oversized, type: 'application/json' },
-  { kind: 'U+0000 in text fields', expect: 422, method: 'POST', url: () => `${projectPath(eventProjectId)}/issues`, body: JSON.stringify({ title: 'nul\u0000title', description: 'bell \u0007 nul \u0000' }), type: 'application/json' },
+  {
+    kind: 'U+0000 in text fields',
+    expect: 422,
+    method: 'POST',
+    url: () => `${projectPath(eventProjectId)}/issues`,
+    body: JSON.stringify({ title: 'nul\u0000title', description: 'bell \u0007 nul \u0000' }),
+    type: 'application/json',
+  },
   { kind: 'invalid 400 KB array', expect: 422, method: 'POST', url: () => `${teamPath}/webhooks`, body: invalidArray, type: 'application/json' },
-  { kind: 'text/plain body', expect: 415, method: 'POST', url: () => `${projectPath(eventProjectId)}/issues`, body: JSON.stringify({ title: 'sent as text/plain' }), type: 'text/plain' },
-  { kind: 'description over its maximum', expect: 422, method: 'PATCH', url: (issueId) => `${projectPath(eventProjectId)}/issues/${issueId}`, body: JSON.stringify({ description: 'y'.repeat(70_000) }), type: 'application/json' },
+  {
+    kind: 'text/plain body',
+    expect: 415,
+    method: 'POST',
+    url: () => `${projectPath(eventProjectId)}/issues`,
+    body: JSON.stringify({ title: 'sent as text/plain' }),
+    type: 'text/plain',
+  },
+  {
+    kind: 'description over its maximum',
+    expect: 422,
+    method: 'PATCH',
+    url: (issueId) => `${projectPath(eventProjectId)}/issues/${issueId}`,
+    body: JSON.stringify({ description: 'y'.repeat(70_000) }),
+    type: 'application/json',
+  },
 ];
 
 const results = {
@@ -45,8 +69,20 @@ async function fireEvent(i) {
   const token = eventTokens[t];
   const update = i % 2 === 1 && issues.length > 0;
   const response = update
-    ? await send(`${projectPath(eventProjectId)}/issues/${issues[i % issues.length]}`, { method: 'PATCH', agent: eventAgent, headers: json(token), body: JSON.stringify({ title: `A ${i}` }), keepBody: false })
-    : await send(`${projectPath(eventProjectId)}/issues`, { method: 'POST', agent: eventAgent, headers: json(token), body: JSON.stringify({ title: `A ${i}`, priority: 'low' }), keepBody: true });
+    ? await send(`${projectPath(eventProjectId)}/issues/${issues[i % issues.length]}`, {
+        method: 'PATCH',
+        agent: eventAgent,
+        headers: json(token),
+        body: JSON.stringify({ title: `A ${i}` }),
+        keepBody: false,
+      })
+    : await send(`${projectPath(eventProjectId)}/issues`, {
+        method: 'POST',
+        agent: eventAgent,
+        headers: json(token),
+        body: JSON.stringify({ title: `A ${i}`, priority: 'low' }),
+        keepBody: true,
+      });
   results.events.sent += 1;
   results.events.perToken[t].sent += 1;
   if (update) results.events.updates += 1;

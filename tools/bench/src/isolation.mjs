@@ -143,7 +143,9 @@ const metricsUrls = new Map();
 async function fetchMetrics(handle) {
   const known = metricsUrls.get(handle);
   if (known) return (await fetch(known, { signal: AbortSignal.timeout(2_000) })).text();
-  const ports = Object.entries(handle.env).filter(([name]) => /^(METRICS|OPS|ADMIN|MANAGEMENT)(_HTTP)?_PORT$/.test(name)).map(([, port]) => port);
+  const ports = Object.entries(handle.env)
+    .filter(([name]) => /^(METRICS|OPS|ADMIN|MANAGEMENT)(_HTTP)?_PORT$/.test(name))
+    .map(([, port]) => port);
   for (const url of [...ports.map((port) => `http://127.0.0.1:${port}/metrics`), `${handle.url}/metrics`]) {
     const response = await fetch(url, { signal: AbortSignal.timeout(2_000) }).catch(() => undefined);
     if (response?.status !== 200) continue;
@@ -169,7 +171,10 @@ async function readGauges(handle) {
     const [, name, labels = '', value] = sample;
     const eventLoop = /^(worklane_process_)?nodejs_eventloop_lag_p99_seconds$/.test(name);
     if (!eventLoop && (!name.startsWith('worklane_') || name.startsWith('worklane_process_') || /_max_|_replicas$|_info$/.test(name))) continue;
-    const ownLabels = labels.split(',').filter((label) => label && !label.startsWith('service=')).join(',');
+    const ownLabels = labels
+      .split(',')
+      .filter((label) => label && !label.startsWith('service='))
+      .join(',');
     values[`${name}${ownLabels ? `{${ownLabels}}` : ''}`] = Number(value);
   }
   return values;
@@ -185,16 +190,26 @@ function cpuSnapshot() {
       services[name] = NaN;
     }
   }
-  const perPid = (pids) => Object.fromEntries(pids.map((pid) => {
-    try {
-      return [pid, cpuSeconds(pid)];
-    } catch {
-      return [pid, 0];
-    }
-  }));
+  const perPid = (pids) =>
+    Object.fromEntries(
+      pids.map((pid) => {
+        try {
+          return [pid, cpuSeconds(pid)];
+        } catch {
+          return [pid, 0];
+        }
+      }),
+    );
   const infrastructure = infrastructurePids(stack.dir);
   const bench = process.cpuUsage();
-  return { at: Date.now(), services, postgres: perPid(infrastructure.postgres), nats: perPid(infrastructure.nats), bench: (bench.user + bench.system) / 1e6, machine: machineCpuSeconds() };
+  return {
+    at: Date.now(),
+    services,
+    postgres: perPid(infrastructure.postgres),
+    nats: perPid(infrastructure.nats),
+    bench: (bench.user + bench.system) / 1e6,
+    machine: machineCpuSeconds(),
+  };
 }
 
 /** Cores each process kept busy between two snapshots (a process started in between counts whole). */
@@ -254,17 +269,25 @@ try {
   // The two teams.
   const [victim, hostile] = await Promise.all([bootstrapTeam(system, { teamName: 'Victim team' }), bootstrapTeam(system, { teamName: 'Hostile team' })]);
   const wanted = ATTACK_TOKENS - 1 + 1 + LIST_CLIENTS;
-  const extra = await Promise.allSettled(Array.from({ length: wanted }, (_, n) => createToken(system, { teamId: hostile.team_id, email: hostile.email, name: `hostile ${n + 1}` })));
+  const extra = await Promise.allSettled(
+    Array.from({ length: wanted }, (_, n) => createToken(system, { teamId: hostile.team_id, email: hostile.email, name: `hostile ${n + 1}` })),
+  );
   const extraTokens = extra.filter((r) => r.status === 'fulfilled').map((r) => r.value.token);
-  if (extraTokens.length < wanted) say(`note: ${wanted - extraTokens.length} of ${wanted} extra hostile tokens were refused (${extra.find((r) => r.status === 'rejected')?.reason?.message?.split('\n')[0]}); tokens are shared`);
-  const tokenAt = (n) => (n === 0 ? hostile.token : extraTokens[(n - 1) % Math.max(1, extraTokens.length)] ?? hostile.token);
+  if (extraTokens.length < wanted)
+    say(
+      `note: ${wanted - extraTokens.length} of ${wanted} extra hostile tokens were refused (${extra.find((r) => r.status === 'rejected')?.reason?.message?.split('\n')[0]}); tokens are shared`,
+    );
+  const tokenAt = (n) => (n === 0 ? hostile.token : (extraTokens[(n - 1) % Math.max(1, extraTokens.length)] ?? hostile.token));
   const eventTokens = Array.from({ length: ATTACK_TOKENS }, (_, n) => tokenAt(n));
   const abuseToken = tokenAt(ATTACK_TOKENS);
   const listTokens = Array.from({ length: LIST_CLIENTS }, (_, n) => tokenAt(ATTACK_TOKENS + 1 + n));
 
   const victimClient = api(system, victim.token);
   const victimProject = created(await victimClient.post(`/teams/${victim.team_id}/organizations/${victim.organization_id}/projects`, { name: 'Victim' }), 'victim project');
-  created(await victimClient.post(`/teams/${victim.team_id}/webhooks`, { url: receiver.ipUrl('/victim'), events: ['issue.created', 'issue.updated'], secret: 'victim-signing-secret' }), 'victim webhook');
+  created(
+    await victimClient.post(`/teams/${victim.team_id}/webhooks`, { url: receiver.ipUrl('/victim'), events: ['issue.created', 'issue.updated'], secret: 'victim-signing-secret' }),
+    'victim webhook',
+  );
 
   const hostileClient = api(system, hostile.token);
   const projectsPath = `/teams/${hostile.team_id}/organizations/${hostile.organization_id}/projects`;
@@ -294,9 +317,11 @@ try {
     }
   }
   let nextSeed = 1;
-  await Promise.all(Array.from({ length: 4 }, async () => {
-    while (filler && nextSeed < LIST_ISSUES) await seedOne(nextSeed++, filler);
-  }));
+  await Promise.all(
+    Array.from({ length: 4 }, async () => {
+      while (filler && nextSeed < LIST_ISSUES) await seedOne(nextSeed++, filler);
+    }),
+  );
   say(`seeded ${seeded} issues with ${filler.length}-character descriptions in ${((Date.now() - seedStarted) / 1000).toFixed(1)} s`);
   const descriptionKind = filler.startsWith('\u0001') ? 'control characters' : 'letters';
 
@@ -305,7 +330,9 @@ try {
   const hostileWebhookIds = [];
   const webhookRefusals = {};
   for (const [n, url] of [...endpoints.ready.blackholeUrls, ...endpoints.ready.slowUrls].entries()) {
-    const response = await unlimited(() => hostileClient.post(`/teams/${hostile.team_id}/webhooks`, { url, events: ['issue.created', 'issue.updated'], secret: `hostile-signing-secret-${n}` }));
+    const response = await unlimited(() =>
+      hostileClient.post(`/teams/${hostile.team_id}/webhooks`, { url, events: ['issue.created', 'issue.updated'], secret: `hostile-signing-secret-${n}` }),
+    );
     if (response.status === 201) hostileWebhookIds.push(response.body.id);
     else tally(webhookRefusals, `${response.status} ${response.body?.message ?? response.text.slice(0, 120)}`);
   }
@@ -338,7 +365,13 @@ try {
       const id = victimIssues[n % victimIssues.length];
       return send(`${victimIssuesUrl}/${id}`, { method: 'PATCH', agent: victimAgent, headers: victimHeaders, body: JSON.stringify({ title }) });
     }
-    const response = await send(victimIssuesUrl, { method: 'POST', agent: victimAgent, headers: victimHeaders, body: JSON.stringify({ title, priority: 'medium' }), keepBody: true });
+    const response = await send(victimIssuesUrl, {
+      method: 'POST',
+      agent: victimAgent,
+      headers: victimHeaders,
+      body: JSON.stringify({ title, priority: 'medium' }),
+      keepBody: true,
+    });
     if (response.status === 201) victimIssues.push(JSON.parse(response.text).id);
     return response;
   };
@@ -378,7 +411,9 @@ try {
     attackStart = message.at;
     phase = 'attack';
     snapshots.attack = cpuSnapshot();
-    say(`phase 2: the hostile team fires ${ATTACK_RATE} events/s over ${eventTokens.length} tokens at ${hostileWebhookIds.length} webhooks, ${ABUSE_RATE} refused bodies/s and ${LIST_CLIENTS} list clients...`);
+    say(
+      `phase 2: the hostile team fires ${ATTACK_RATE} events/s over ${eventTokens.length} tokens at ${hostileWebhookIds.length} webhooks, ${ABUSE_RATE} refused bodies/s and ${LIST_CLIENTS} list clients...`,
+    );
   });
   const startTimer = setTimeout(() => attacker.worker.postMessage('start'), ALONE_S * 1000);
   await openLoop(VICTIM_RATE, ALONE_S + ATTACK_S, async (n, intendedAt) => {
@@ -397,7 +432,7 @@ try {
   say(`the attack is over; waiting up to ${GRACE_S} s for the victim's stragglers...`);
   phase = 'grace';
   const committed = [...victimSends].filter(([, record]) => record.status === 200 || record.status === 201).map(([n]) => n);
-  await settle('the victim\'s deliveries', () => committed.every((n) => receipts.has(n)), Math.max(0, victimDoneAt + GRACE_S * 1000 - Date.now()));
+  await settle("the victim's deliveries", () => committed.every((n) => receipts.has(n)), Math.max(0, victimDoneAt + GRACE_S * 1000 - Date.now()));
   await attackDone;
   snapshots.end = cpuSnapshot();
   phase = 'done';
@@ -445,7 +480,19 @@ try {
     dueToReceipt.sort((a, b) => a - b);
     dueToAnswer.sort((a, b) => a - b);
     const p = (sorted) => ({ p50: percentile(sorted, 50), p99: percentile(sorted, 99), max: sorted[sorted.length - 1] ?? NaN });
-    return { sent: sends.length, ok, received: commitToReceipt.length, statuses, notDelivered, refused, lost: notDelivered + refused, afterAttack, commit: p(commitToReceipt), due: p(dueToReceipt), answer: p(dueToAnswer) };
+    return {
+      sent: sends.length,
+      ok,
+      received: commitToReceipt.length,
+      statuses,
+      notDelivered,
+      refused,
+      lost: notDelivered + refused,
+      afterAttack,
+      commit: p(commitToReceipt),
+      due: p(dueToReceipt),
+      answer: p(dueToAnswer),
+    };
   };
   const alone = phaseFigures((at) => at < attackStart);
   const attack = phaseFigures((at) => at >= attackStart);
@@ -458,7 +505,11 @@ try {
 
   const f = (value, digits = 1) => (Number.isFinite(value) ? value.toFixed(digits) : 'n/a');
   const pass = (ok) => (ok ? 'met' : 'MISSED');
-  const statusList = (counts) => Object.entries(counts).sort(([a], [b]) => a.localeCompare(b)).map(([status, count]) => `${status} x${count}`).join(', ') || 'none';
+  const statusList = (counts) =>
+    Object.entries(counts)
+      .sort(([a], [b]) => a.localeCompare(b))
+      .map(([status, count]) => `${status} x${count}`)
+      .join(', ') || 'none';
   const ratio = attack.commit.p99 / alone.commit.p99;
   const rssOk = SERVICES.every((name) => !(peakRss[name] >= (memoryLimitMiB(memoryLimits, name) ?? Infinity)));
   const lines = [
@@ -474,7 +525,9 @@ try {
     '',
     'hostile team:',
     `  events: ${attackResults.events.sent} sent (${attackResults.events.creates} creates, ${attackResults.events.updates} updates) over ${eventTokens.length} tokens: ${statusList(attackResults.events.statuses)}; refused by the rate limit (429): ${attackResults.events.statuses['429'] ?? 0}`,
-    ...Object.entries(attackResults.abuse).map(([kind, record]) => `  ${kind} (expect ${record.expect}): ${statusList(record.statuses)}, largest answer ${record.maxResponseBytes} bytes`),
+    ...Object.entries(attackResults.abuse).map(
+      ([kind, record]) => `  ${kind} (expect ${record.expect}): ${statusList(record.statuses)}, largest answer ${record.maxResponseBytes} bytes`,
+    ),
     `  lists (${seeded} issues with ${filler.length} ${descriptionKind} each, webhooks, deliveries): ${attackResults.lists.requests} pages in ${attackResults.lists.walks} walks (${attackResults.lists.maxPagesInWalk} pages at most, ${attackResults.lists.walksCutShort} cut at 200): ${statusList(attackResults.lists.statuses)}; largest page ${f(attackResults.lists.maxResponseBytes / 2 ** 20, 2)} MB, ${f(attackResults.lists.bytes / 2 ** 20, 0)} MB in all`,
     `  its endpoints: ${hostileEndpoints.blackholeConnections} connections to the silent ones (${hostileEndpoints.blackholeOpen} still open), ${hostileEndpoints.slowRequests} requests to the slow ones (${hostileEndpoints.slowAnswered} answered, ${hostileEndpoints.slowAbandoned} given up by the sender)`,
     '',
@@ -482,30 +535,42 @@ try {
     ...(deaths.length ? [`SERVICES THAT EXITED DURING THE RUN: ${deaths.join(', ')}`] : []),
     '',
     'CPU (cores busy) per phase:',
-    ...Object.entries(cpu).map(([name, figures]) => `  ${name.padEnd(7)} ${Object.entries(figures.cores).map(([process, cores]) => `${process} ${f(cores, 2)}`).join(', ')}; machine ${f(figures.machineBusy, 2)} of ${os.cpus().length}, others ${f(figures.others, 2)}`),
+    ...Object.entries(cpu).map(
+      ([name, figures]) =>
+        `  ${name.padEnd(7)} ${Object.entries(figures.cores)
+          .map(([process, cores]) => `${process} ${f(cores, 2)}`)
+          .join(', ')}; machine ${f(figures.machineBusy, 2)} of ${os.cpus().length}, others ${f(figures.others, 2)}`,
+    ),
     'queue gauges, peak per phase:',
-    ...[...new Set(Object.values(gaugePeaks).flatMap((peaks) => Object.keys(peaks)))].sort().map((series) => `  ${series}: ${['alone', 'attack', 'grace'].map((name) => `${name} ${f(gaugePeaks[name]?.[series], 3)}`).join(', ')}`),
+    ...[...new Set(Object.values(gaugePeaks).flatMap((peaks) => Object.keys(peaks)))]
+      .sort()
+      .map((series) => `  ${series}: ${['alone', 'attack', 'grace'].map((name) => `${name} ${f(gaugePeaks[name]?.[series], 3)}`).join(', ')}`),
   ];
   // Why requests failed, in the services' own words.
   if (alone.refused + attack.refused > 0 || Object.keys(attackResults.events.statuses).some((status) => status >= '500')) {
     lines.push('first errors logged:');
     for (const name of SERVICES) {
-      const errors = system.services[name].logs().split('\n').filter((line) => /"level":"(error|fatal)"|"level":(50|60)\b/.test(line));
+      const errors = system.services[name]
+        .logs()
+        .split('\n')
+        .filter((line) => /"level":"(error|fatal)"|"level":(50|60)\b/.test(line));
       for (const line of errors.slice(0, 2)) lines.push(`  ${name}: ${line.slice(0, 400)}`);
     }
     if (!lines[lines.length - 1].startsWith('  ')) lines.push('  none at level error or fatal');
   }
   process.stdout.write(`${lines.join('\n')}\n`);
   const round = (value) => (Number.isFinite(value) ? Math.round(value * 10) / 10 : null);
-  process.stdout.write(`${JSON.stringify({
-    bench: 'isolation',
-    victim_p50_alone_ms: round(alone.commit.p50),
-    victim_p99_alone_ms: round(alone.commit.p99),
-    victim_p50_attack_ms: round(attack.commit.p50),
-    victim_p99_attack_ms: round(attack.commit.p99),
-    victim_lost: victimLost,
-    max_rss_mb: Object.fromEntries(SERVICES.map((name) => [name, round(peakRss[name])])),
-  })}\n`);
+  process.stdout.write(
+    `${JSON.stringify({
+      bench: 'isolation',
+      victim_p50_alone_ms: round(alone.commit.p50),
+      victim_p99_alone_ms: round(alone.commit.p99),
+      victim_p50_attack_ms: round(attack.commit.p50),
+      victim_p99_attack_ms: round(attack.commit.p99),
+      victim_lost: victimLost,
+      max_rss_mb: Object.fromEntries(SERVICES.map((name) => [name, round(peakRss[name])])),
+    })}\n`,
+  );
 } catch (error) {
   say(`benchmark failed: ${error?.stack ?? error}`);
   exitCode = 1;

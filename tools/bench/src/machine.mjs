@@ -20,11 +20,18 @@ async function postgresDescription(databaseUrl) {
 
 function natsDescription(bin) {
   if (!bin) return 'NATS (given by NATS_URL)';
-  return execFileSync(bin, ['--version'], { encoding: 'utf8' }).trim().replace(/^nats-server: v?/, 'NATS ');
+  return execFileSync(bin, ['--version'], { encoding: 'utf8' })
+    .trim()
+    .replace(/^nats-server: v?/, 'NATS ');
 }
 
 /** One line: "2 cores (<model>), Node v24…, PostgreSQL 17… (fsync on, …), NATS 2.11…". */
 export async function describeMachine(stack) {
   const cpus = os.cpus();
-  return [`${cpus.length} cores (${cpus[0]?.model?.trim() ?? 'unknown'})`, `Node ${process.version}`, await postgresDescription(stack.databaseUrl), natsDescription(stack.nats?.bin)].join(', ');
+  return [
+    `${cpus.length} cores (${cpus[0]?.model?.trim() ?? 'unknown'})`,
+    `Node ${process.version}`,
+    await postgresDescription(stack.databaseUrl),
+    natsDescription(stack.nats?.bin),
+  ].join(', ');
 }

@@ -17,9 +17,9 @@ export async function measureRetention({ databaseUrl, schema, deliveriesPerSecon
   const { DeliveryRetention } = require('@worklane/delivery/dist/data/retention.js');
   const pool = createPool({ url: databaseUrl, schema, max: 2, applicationName: 'bench-retention' });
   try {
-    const { rows: [written] } = await pool.query(
-      `SELECT (SELECT count(*) FROM deliveries)::int AS deliveries, (SELECT count(*) FROM delivery_attempts)::int AS attempts`,
-    );
+    const {
+      rows: [written],
+    } = await pool.query(`SELECT (SELECT count(*) FROM deliveries)::int AS deliveries, (SELECT count(*) FROM delivery_attempts)::int AS attempts`);
     const attemptsPerDelivery = written.deliveries > 0 ? written.attempts / written.deliveries : 0;
     const rowsWrittenPerSecond = deliveriesPerSecond * (1 + attemptsPerDelivery);
     // Past the window, as if the benchmark had run retentionDays + 1 days ago.

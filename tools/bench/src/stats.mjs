@@ -23,7 +23,7 @@ export async function openLoop(rate, seconds, send, { shouldStop = () => false }
   const startedAt = Date.now();
   const total = Math.round(rate * seconds);
   const inFlight = new Set();
-  for (let scheduled = 0; scheduled < total && !shouldStop(); ) {
+  for (let scheduled = 0; scheduled < total && !shouldStop();) {
     const due = Math.min(total, Math.floor(((performance.now() - started) / 1000) * rate) + 1);
     for (; scheduled < due; scheduled++) {
       const i = scheduled;

@@ -21,10 +21,7 @@ export function findHelm() {
   }
   const found = candidates.find(executable);
   if (!found) {
-    throw new Error(
-      'helm not found: run the chart tests through `npm test -- --filter=@worklane/chart-tests`, which ' +
-        'provisions it into .cache/bin, or set HELM_BIN',
-    );
+    throw new Error('helm not found: run the chart tests through `npm test -- --filter=@worklane/chart-tests`, which ' + 'provisions it into .cache/bin, or set HELM_BIN');
   }
   return found;
 }
@@ -57,15 +54,7 @@ export const PROMETHEUS_OPERATOR_APIS = ['monitoring.coreos.com/v1/ServiceMonito
  * `helm template` flags for a ci/*.yaml file or extra --set pairs; `apiVersions` are the extra API
  * versions the cluster serves (default: the Prometheus Operator's, as on a cluster with its CRDs).
  */
-export function templateArgs({
-  valuesFile,
-  set = [],
-  values = [],
-  release = 'ci',
-  namespace = 'worklane',
-  kubeVersion = KUBE_VERSION,
-  apiVersions = PROMETHEUS_OPERATOR_APIS,
-}) {
+export function templateArgs({ valuesFile, set = [], values = [], release = 'ci', namespace = 'worklane', kubeVersion = KUBE_VERSION, apiVersions = PROMETHEUS_OPERATOR_APIS }) {
   const args = ['template', release, chartDir, '--namespace', namespace, '--kube-version', kubeVersion];
   for (const api of apiVersions) args.push('--api-versions', api);
   if (valuesFile) args.push('--values', path.join(ciValuesDir, valuesFile));
@@ -105,9 +94,7 @@ const cache = new Map();
 /** The rendered objects of a value set (`ci/<file>`, `<file>` in ci/, or a repo-relative path), rendered once per test file. */
 export function renderCi(valueSet) {
   if (!cache.has(valueSet)) {
-    const options = valueSet.startsWith('deploy/')
-      ? { values: [path.join(repoRoot, valueSet)] }
-      : { valuesFile: valueSet.replace(/^ci\//, '') };
+    const options = valueSet.startsWith('deploy/') ? { values: [path.join(repoRoot, valueSet)] } : { valuesFile: valueSet.replace(/^ci\//, '') };
     cache.set(valueSet, render(options));
   }
   return cache.get(valueSet);

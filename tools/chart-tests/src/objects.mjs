@@ -36,8 +36,7 @@ export function containers(objects) {
 }
 
 /** Does a matchLabels selector select these labels? */
-export const selects = (matchLabels, labels) =>
-  Object.entries(matchLabels ?? {}).every(([key, value]) => labels?.[key] === value);
+export const selects = (matchLabels, labels) => Object.entries(matchLabels ?? {}).every(([key, value]) => labels?.[key] === value);
 
 /** Every label selector in the objects, as { where, matchLabels }. */
 export function selectors(objects) {

@@ -83,7 +83,10 @@ export function schemaAt(schema, keyPath) {
   const resolve = (node) => {
     let current = node;
     while (current?.$ref) {
-      const target = current.$ref.replace('#/', '').split('/').reduce((acc, part) => acc?.[part], schema);
+      const target = current.$ref
+        .replace('#/', '')
+        .split('/')
+        .reduce((acc, part) => acc?.[part], schema);
       const { $ref, ...rest } = current;
       current = { ...target, ...rest, properties: { ...target?.properties, ...rest.properties } };
     }

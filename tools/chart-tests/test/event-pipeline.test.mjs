@@ -45,7 +45,11 @@ describe('alerts', () => {
 
   test('WorklaneEventStreamNearlyFull fires above 80% of the byte, message or age limit, ignoring unlimited ones', () => {
     const { expr } = alert('WorklaneEventStreamNearlyFull');
-    for (const [used, limit] of [['bytes', 'max_bytes'], ['messages', 'max_messages'], ['oldest_age_seconds', 'max_age_seconds']]) {
+    for (const [used, limit] of [
+      ['bytes', 'max_bytes'],
+      ['messages', 'max_messages'],
+      ['oldest_age_seconds', 'max_age_seconds'],
+    ]) {
       expect(expr).toMatch(new RegExp(`worklane_stream_${used}\\{[^}]*\\} / \\(worklane_stream_${limit}\\{[^}]*\\} > 0\\)\\) > 0\\.8`));
     }
   });

@@ -42,7 +42,15 @@ describe('extraEnvFrom, extraVolumes and extraVolumeMounts', () => {
   });
 
   test('are checked by the schema: a volume needs a name, a mount a path', () => {
-    const rendered = render({ valuesFile: 'minimal-values.yaml', set: ['issue.extraVolumes[0].name=certs', 'issue.extraVolumes[0].emptyDir.medium=Memory', 'issue.extraVolumeMounts[0].name=certs', 'issue.extraVolumeMounts[0].mountPath=/certs'] });
+    const rendered = render({
+      valuesFile: 'minimal-values.yaml',
+      set: [
+        'issue.extraVolumes[0].name=certs',
+        'issue.extraVolumes[0].emptyDir.medium=Memory',
+        'issue.extraVolumeMounts[0].name=certs',
+        'issue.extraVolumeMounts[0].mountPath=/certs',
+      ],
+    });
     expect(containerOf(byComponent(rendered, 'Deployment', 'issue')).volumeMounts).toContainEqual({ name: 'certs', mountPath: '/certs' });
   });
 });

@@ -81,7 +81,9 @@ test('the images prune with the turbo version package-lock.json pins', () => {
 });
 
 test('.dockerignore keeps dependencies, build output, git and operations files out of the context', () => {
-  const ignored = read('.dockerignore').split('\n').map((line) => line.trim());
+  const ignored = read('.dockerignore')
+    .split('\n')
+    .map((line) => line.trim());
   expect(ignored).toEqual(expect.arrayContaining(['.git', '**/node_modules', '**/dist', 'charts', 'deploy', '.cache']));
 });
 

@@ -112,7 +112,7 @@ test('the dashboard is valid Grafana JSON with RED and delivery-pipeline panels'
   expect(new Set(ids).size).toBe(ids.length);
 });
 
-test('a ServiceMonitor scrapes /metrics on the metrics port of every service, keeping the metrics\' own service label', () => {
+test("a ServiceMonitor scrapes /metrics on the metrics port of every service, keeping the metrics' own service label", () => {
   const monitors = ofKind(objects, 'ServiceMonitor');
   expect(monitors).toHaveLength(SERVICES.length);
   for (const monitor of monitors) {
@@ -142,7 +142,7 @@ test('monitoring objects are not rendered unless enabled', () => {
   expect(ofKind(minimal, 'ConfigMap').filter((cm) => cm.metadata.labels.grafana_dashboard)).toEqual([]);
 });
 
-test("Prometheus Operator objects render only where the API server serves their kind, or when metrics.prometheusOperator says always", () => {
+test('Prometheus Operator objects render only where the API server serves their kind, or when metrics.prometheusOperator says always', () => {
   const withoutCrds = render({ valuesFile: 'all-enabled-values.yaml', apiVersions: [] });
   expect(monitoringKinds(withoutCrds)).toEqual([]);
   // The rest of the release is unchanged, the dashboard included (a plain ConfigMap).

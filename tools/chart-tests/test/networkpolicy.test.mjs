@@ -8,7 +8,11 @@ const PRIVATE_IPV6 = ['::1/128', 'fc00::/7', 'fe80::/10'];
 const objects = renderCi('production-values.yaml');
 const policies = ofKind(objects, 'NetworkPolicy');
 const policyOf = (name) => byComponent(objects, 'NetworkPolicy', name);
-const peerComponents = (peers) => (peers ?? []).map((peer) => peer.podSelector?.matchLabels?.['app.kubernetes.io/component']).filter(Boolean).sort();
+const peerComponents = (peers) =>
+  (peers ?? [])
+    .map((peer) => peer.podSelector?.matchLabels?.['app.kubernetes.io/component'])
+    .filter(Boolean)
+    .sort();
 const ipBlocks = (policy) => policy.spec.egress.flatMap((rule) => (rule.to ?? []).filter((peer) => peer.ipBlock).map((peer) => peer.ipBlock));
 
 test('every pod of the chart is selected by exactly one NetworkPolicy restricting both directions', () => {
@@ -146,7 +150,10 @@ test('webhookAllowedCidrs are added to the delivery egress, and internet egress 
   const delivery = byComponent(rendered, 'NetworkPolicy', 'delivery');
   const rule = delivery.spec.egress.find((r) => (r.to ?? []).some((peer) => peer.ipBlock?.cidr === '0.0.0.0/0'));
   expect(rule.to.map((peer) => peer.ipBlock.cidr)).toEqual(['0.0.0.0/0', '::/0', '10.20.0.0/16', 'fd00:20::/64']);
-  expect(rule.ports).toEqual([{ port: 443, protocol: 'TCP' }, { port: 8443, protocol: 'TCP' }]);
+  expect(rule.ports).toEqual([
+    { port: 443, protocol: 'TCP' },
+    { port: 8443, protocol: 'TCP' },
+  ]);
 });
 
 test('networkPolicy.enabled=false renders no NetworkPolicy', () => {

@@ -33,7 +33,7 @@ test('otel.resourceAttributes adds attributes and wins on a clash; a service ima
   expect(attributes).toMatchObject({ 'deployment.environment.name': 'ci', 'service.namespace': 'worklane-ci', 'service.version': '0.1.1' });
 });
 
-test('OTEL_RESOURCE_ATTRIBUTES in env is refused, as it would silently replace the chart\'s', () => {
+test("OTEL_RESOURCE_ATTRIBUTES in env is refused, as it would silently replace the chart's", () => {
   expect(renderFailure({ valuesFile: 'minimal-values.yaml', set: ['env.OTEL_RESOURCE_ATTRIBUTES=a=b'] })).toContain('otel.resourceAttributes');
   expect(renderFailure({ valuesFile: 'minimal-values.yaml', set: ['issue.env.OTEL_RESOURCE_ATTRIBUTES=a=b'] })).toContain('otel.resourceAttributes');
 });

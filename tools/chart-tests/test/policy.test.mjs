@@ -1,17 +1,5 @@
 import { render, renderCi, valueSets } from '../src/helm.mjs';
-import {
-  DATABASE_SERVICES,
-  SERVICES,
-  STABLE_SELECTOR_KEYS,
-  byComponent,
-  component,
-  containers,
-  envOf,
-  ofKind,
-  podTemplates,
-  selects,
-  selectors,
-} from '../src/objects.mjs';
+import { DATABASE_SERVICES, SERVICES, STABLE_SELECTOR_KEYS, byComponent, component, containers, envOf, ofKind, podTemplates, selects, selectors } from '../src/objects.mjs';
 
 describe.each(valueSets)('chart policies with %s', (valuesFile) => {
   const objects = renderCi(valuesFile);
@@ -172,7 +160,7 @@ describe.each(valueSets)('chart policies with %s', (valuesFile) => {
     }
   });
 
-  test('migrations run in one pre-install/pre-upgrade Job per database service, in that service\'s image', () => {
+  test("migrations run in one pre-install/pre-upgrade Job per database service, in that service's image", () => {
     const jobs = ofKind(objects, 'Job');
     expect(jobs.map((job) => job.metadata.labels['worklane.dev/service']).sort()).toEqual([...DATABASE_SERVICES].sort());
     for (const job of jobs) {

@@ -102,7 +102,7 @@ describe('existing Secrets', () => {
     expect(secretRef(mainContainer(byComponent(objects, 'Deployment', 'webhook')), 'WEBHOOK_SECRET_KEY')).toEqual({ name: 'worklane-keys', key: 'webhook-encryption' });
   });
 
-  test('each service and its migration Job read DATABASE_URL from that service\'s own Secret', () => {
+  test("each service and its migration Job read DATABASE_URL from that service's own Secret", () => {
     for (const name of DATABASE_SERVICES) {
       const expected = { name: `worklane-db-${name}`, key: 'uri' };
       expect(secretRef(mainContainer(byComponent(objects, 'Deployment', name)), 'DATABASE_URL')).toEqual(expected);

@@ -6,8 +6,7 @@ import { serviceTable } from '../src/service-table.mjs';
 
 const minimal = { valuesFile: 'minimal-values.yaml' };
 const imageOf = (objects, name) => byComponent(objects, 'Deployment', name).spec.template.spec.containers[0].image;
-const migrationImageOf = (objects, name) =>
-  ofKind(objects, 'Job').find((job) => job.metadata.labels['worklane.dev/service'] === name)?.spec.template.spec.containers[0].image;
+const migrationImageOf = (objects, name) => ofKind(objects, 'Job').find((job) => job.metadata.labels['worklane.dev/service'] === name)?.spec.template.spec.containers[0].image;
 const budgetOf = (objects, name) => byComponent(objects, 'PodDisruptionBudget', name);
 
 describe('per-service image tag', () => {
@@ -22,7 +21,7 @@ describe('per-service image tag', () => {
     expect(migrationImageOf(objects, 'token')).toBe('docker.io/worklane/token:1.4.0');
   });
 
-  test('with no tag of its own nor image.tag, a service runs the chart\'s appVersion; a digest pins it whatever the tags', () => {
+  test("with no tag of its own nor image.tag, a service runs the chart's appVersion; a digest pins it whatever the tags", () => {
     const objects = render({ ...minimal, set: ['delivery.image.digest=sha256:' + 'a'.repeat(64), 'delivery.image.tag=9.9.9'] });
     expect(imageOf(objects, 'delivery')).toBe(`docker.io/worklane/delivery@sha256:${'a'.repeat(64)}`);
     expect(imageOf(objects, 'gateway')).toMatch(/^docker\.io\/worklane\/gateway:\d+\.\d+\.\d+/);
@@ -57,8 +56,16 @@ describe('serviceDefaults', () => {
     });
   });
 
-  test('false and zero in a service\'s block override true and non-zero defaults', () => {
-    const objects = render({ ...minimal, set: ['issue.pdb.enabled=false', 'serviceDefaults.autoscaling.targetMemoryUtilizationPercentage=80', 'issue.autoscaling.enabled=true', 'issue.autoscaling.targetMemoryUtilizationPercentage=0'] });
+  test("false and zero in a service's block override true and non-zero defaults", () => {
+    const objects = render({
+      ...minimal,
+      set: [
+        'issue.pdb.enabled=false',
+        'serviceDefaults.autoscaling.targetMemoryUtilizationPercentage=80',
+        'issue.autoscaling.enabled=true',
+        'issue.autoscaling.targetMemoryUtilizationPercentage=0',
+      ],
+    });
     expect(budgetOf(objects, 'issue')).toBeUndefined();
     const hpa = byComponent(objects, 'HorizontalPodAutoscaler', 'issue');
     expect(hpa.spec.metrics.map((metric) => metric.resource.name)).toEqual(['cpu']);
@@ -75,7 +82,10 @@ describe('PodDisruptionBudgets', () => {
   });
 
   test('a service with one pod has none, so it never blocks a node drain; with an autoscaler its maximum counts', () => {
-    const objects = render({ ...minimal, set: ['console.replicaCount=1', 'issue.replicaCount=1', 'issue.autoscaling.enabled=true', 'issue.autoscaling.minReplicas=1', 'issue.autoscaling.maxReplicas=4'] });
+    const objects = render({
+      ...minimal,
+      set: ['console.replicaCount=1', 'issue.replicaCount=1', 'issue.autoscaling.enabled=true', 'issue.autoscaling.minReplicas=1', 'issue.autoscaling.maxReplicas=4'],
+    });
     expect(budgetOf(objects, 'console')).toBeUndefined();
     expect(budgetOf(objects, 'issue')?.spec.maxUnavailable).toBe(1);
     const single = render({ ...minimal, set: ['serviceDefaults.replicaCount=1'] });

@@ -63,7 +63,7 @@ describe('chart-level checks', () => {
     expect(renderFailure({ ...minimal, set: ['gateway.terminationGracePeriodSeconds=6'] })).toContain('gateway.terminationGracePeriodSeconds');
   });
 
-  test('a cluster older than the chart\'s kubeVersion is refused before anything is created', () => {
+  test("a cluster older than the chart's kubeVersion is refused before anything is created", () => {
     expect(renderFailure({ ...minimal, kubeVersion: '1.29.9' })).toContain('chart requires kubeVersion: >=1.30.0-0');
     expect(render({ ...minimal, kubeVersion: '1.30.0' }).length).toBeGreaterThan(0);
   });

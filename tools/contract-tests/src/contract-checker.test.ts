@@ -13,7 +13,9 @@ const answer = (status: number, body: unknown, headers: Record<string, string> =
 describe('ContractChecker', () => {
   it('accepts a documented answer', () => {
     expect(checker.problems('createOrganization', answer(201, organization))).toEqual([]);
-    expect(checker.problems('createOrganization', answer(422, { message: 'The name field is required.', code: 'validation_failed', errors: { name: ['The name field is required.'] } }))).toEqual([]);
+    expect(
+      checker.problems('createOrganization', answer(422, { message: 'The name field is required.', code: 'validation_failed', errors: { name: ['The name field is required.'] } })),
+    ).toEqual([]);
   });
 
   it('refuses an undocumented field, a wrong type, a missing required field', () => {

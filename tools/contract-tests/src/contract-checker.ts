@@ -38,7 +38,10 @@ export class ContractChecker {
   private resolve(value: Json): Json {
     let current = value;
     while (typeof current?.$ref === 'string') {
-      const path = (current.$ref as string).replace(/^#\//, '').split('/').map((part) => part.replace(/~1/g, '/').replace(/~0/g, '~'));
+      const path = (current.$ref as string)
+        .replace(/^#\//, '')
+        .split('/')
+        .map((part) => part.replace(/~1/g, '/').replace(/~0/g, '~'));
       current = path.reduce<any>((node, part) => node?.[part], this.document);
     }
     return current;
@@ -48,7 +51,9 @@ export class ContractChecker {
   private validator(cacheKey: string, schema: Json) {
     let validate = this.validators.get(cacheKey);
     if (!validate) {
-      const anchored = JSON.parse(JSON.stringify(schema), (name, value) => (name === '$ref' && typeof value === 'string' && value.startsWith('#') ? `${DOCUMENT_ID}${value}` : value));
+      const anchored = JSON.parse(JSON.stringify(schema), (name, value) =>
+        name === '$ref' && typeof value === 'string' && value.startsWith('#') ? `${DOCUMENT_ID}${value}` : value,
+      );
       validate = this.ajv.compile(anchored);
       this.validators.set(cacheKey, validate);
     }
@@ -78,7 +83,8 @@ export class ContractChecker {
         continue;
       }
       const schema = header.schema as Json | undefined;
-      if (schema?.pattern && !new RegExp(schema.pattern as string).test(value)) problems.push(`${operationId} ${response.status}: header ${name} "${value}" does not match ${schema.pattern}`);
+      if (schema?.pattern && !new RegExp(schema.pattern as string).test(value))
+        problems.push(`${operationId} ${response.status}: header ${name} "${value}" does not match ${schema.pattern}`);
       if (schema?.type === 'integer' && !/^\d+$/.test(value)) problems.push(`${operationId} ${response.status}: header ${name} "${value}" is not an integer`);
     }
 
@@ -87,7 +93,8 @@ export class ContractChecker {
       if (response.text.length > 0) problems.push(`${operationId} ${response.status}: a body where none is documented`);
       return problems;
     }
-    if (!/^application\/json\b/.test(response.headers['content-type'] ?? '')) problems.push(`${operationId} ${response.status}: content type ${response.headers['content-type']} is not application/json`);
+    if (!/^application\/json\b/.test(response.headers['content-type'] ?? ''))
+      problems.push(`${operationId} ${response.status}: content type ${response.headers['content-type']} is not application/json`);
     const validate = this.validator(`${operationId} ${key}`, content['application/json'].schema as Json);
     if (!validate(response.body)) {
       problems.push(`${operationId} ${response.status}: the body does not match its schema: ${this.ajv.errorsText(validate.errors)} in ${response.text.slice(0, 500)}`);

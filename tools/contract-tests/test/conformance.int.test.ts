@@ -81,7 +81,11 @@ describe('every operation answers as documented', () => {
   });
 
   it('issues', async () => {
-    const created = conforms('createIssue', await client.post(issues(), { title: 'Checkout fails on Safari', type: 'bug', estimated_date: '2026-02-01', url: 'https://example.com/1' }), 201);
+    const created = conforms(
+      'createIssue',
+      await client.post(issues(), { title: 'Checkout fails on Safari', type: 'bug', estimated_date: '2026-02-01', url: 'https://example.com/1' }),
+      201,
+    );
     issueId = created.body.id;
     conforms('createIssue', await client.post(issues(), { title: 'Second' }), 201);
     conforms('listIssues', await client.get(issues()), 200);
@@ -129,7 +133,8 @@ describe('every operation answers as documented', () => {
 
   it('a quota refusal', async () => {
     const webhooks: number[] = [];
-    for (let i = 0; i < MAX_WEBHOOKS; i++) webhooks.push(conforms('createWebhook', await client.post(`${team()}/webhooks`, { url: `https://127.0.0.1:9/${i}`, events: ['issue.created'] }), 201).body.id);
+    for (let i = 0; i < MAX_WEBHOOKS; i++)
+      webhooks.push(conforms('createWebhook', await client.post(`${team()}/webhooks`, { url: `https://127.0.0.1:9/${i}`, events: ['issue.created'] }), 201).body.id);
     const refused = conforms('createWebhook', await client.post(`${team()}/webhooks`, { url: 'https://127.0.0.1:9/more', events: ['issue.created'] }), 409);
     expect(refused.body).toMatchObject({ code: 'quota_exceeded', limit: MAX_WEBHOOKS });
     for (const id of webhooks) conforms('deleteWebhook', await client.delete(`${team()}/webhooks/${id}`), 204);

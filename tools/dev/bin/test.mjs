@@ -11,17 +11,7 @@ import path from 'node:path';
 
 import { provision, toolVariables, useProjectNode } from '../src/provision/index.mjs';
 import { removeStackDir, stackInUse, startStack, worklaneDir } from '../src/stack.mjs';
-import {
-  UserError,
-  formatMs,
-  repoRoot,
-  say,
-  signalTools,
-  spawnTurbo,
-  toolEnv,
-  turboBuild,
-  waitForExit,
-} from '../src/util.mjs';
+import { UserError, formatMs, repoRoot, say, signalTools, spawnTurbo, toolEnv, turboBuild, waitForExit } from '../src/util.mjs';
 
 await useProjectNode();
 
@@ -177,18 +167,7 @@ async function main() {
 
   const testStarted = Date.now();
   // --env-mode=loose: test tasks are never cached, and tests may need any variable (HOME, HELM_BIN...).
-  const args = [
-    'run',
-    'test',
-    '--concurrency=1',
-    '--continue',
-    '--env-mode=loose',
-    '--summarize=true',
-    ...turboArgs,
-    '--',
-    `--testResultsProcessor=${processor}`,
-    ...jestArgs,
-  ];
+  const args = ['run', 'test', '--concurrency=1', '--continue', '--env-mode=loose', '--summarize=true', ...turboArgs, '--', `--testResultsProcessor=${processor}`, ...jestArgs];
   const child = spawnTurbo(args, { env });
   const { code, signal } = await waitForExit(child);
   const exitCode = interrupted ? 130 : (code ?? (signal ? 1 : 0));
@@ -198,8 +177,7 @@ async function main() {
   if (counted) {
     for (const row of counted.perPackage) {
       process.stdout.write(
-        `  ${row.package.padEnd(28)} ${String(row.passed).padStart(4)} passed ${String(row.failed).padStart(3)} failed` +
-          `${row.skipped ? ` ${row.skipped} skipped` : ''}\n`,
+        `  ${row.package.padEnd(28)} ${String(row.passed).padStart(4)} passed ${String(row.failed).padStart(3)} failed` + `${row.skipped ? ` ${row.skipped} skipped` : ''}\n`,
       );
     }
     if (counted.failures.length > 0) {

@@ -86,7 +86,10 @@ export function packageGraph(root = repoRoot) {
   const graph = new Map();
   for (const manifest of manifests) {
     const deps = { ...manifest.dependencies, ...manifest.devDependencies, ...manifest.peerDependencies, ...manifest.optionalDependencies };
-    graph.set(manifest.name, Object.keys(deps).filter((name) => names.has(name) && name !== manifest.name));
+    graph.set(
+      manifest.name,
+      Object.keys(deps).filter((name) => names.has(name) && name !== manifest.name),
+    );
   }
   return graph;
 }

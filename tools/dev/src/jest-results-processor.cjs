@@ -29,9 +29,7 @@ module.exports = function worklaneResultsProcessor(results) {
       numPassing: suite.numPassingTests || 0,
       numFailing: suite.numFailingTests || 0,
       numPending: (suite.numPendingTests || 0) + (suite.numTodoTests || 0),
-      failedTests: (suite.testResults || [])
-        .filter((t) => t.status === 'failed')
-        .map((t) => t.fullName || t.title),
+      failedTests: (suite.testResults || []).filter((t) => t.status === 'failed').map((t) => t.fullName || t.title),
     }));
     const summary = {
       package: name,

@@ -38,11 +38,7 @@ export function postgresRunAs() {
   let user = lookupUser(PG_USER);
   if (!user && which('useradd', ['/usr/sbin', '/sbin'])) {
     const useradd = which('useradd', ['/usr/sbin', '/sbin']);
-    spawnSync(
-      useradd,
-      ['--system', '--user-group', '--no-create-home', '--home-dir', '/nonexistent', '--shell', '/usr/sbin/nologin', PG_USER],
-      { stdio: 'ignore' },
-    );
+    spawnSync(useradd, ['--system', '--user-group', '--no-create-home', '--home-dir', '/nonexistent', '--shell', '/usr/sbin/nologin', PG_USER], { stdio: 'ignore' });
     user = lookupUser(PG_USER);
   }
   user ??= lookupUser('nobody');
@@ -182,19 +178,14 @@ export async function startPostgres({ dir, port, fast = false } = {}) {
     }
     fs.writeFileSync(
       path.join(dataDir, 'pg_hba.conf'),
-      '# written by tools/dev/src/postgres-server.mjs: local development only\n' +
-        'local all all trust\n' +
-        'host  all all 127.0.0.1/32 trust\n',
+      '# written by tools/dev/src/postgres-server.mjs: local development only\n' + 'local all all trust\n' + 'host  all all 127.0.0.1/32 trust\n',
     );
     fs.appendFileSync(path.join(dataDir, 'postgresql.conf'), "\ninclude_if_exists = 'worklane.conf'\n");
   } else {
     const dataVersion = fs.readFileSync(versionFile, 'utf8').trim();
     const binVersion = (await run(bins.postgres, ['--version'])).stdout.match(/(\d+)(\.\d+)?/)?.[1];
     if (binVersion && dataVersion !== binVersion) {
-      throw new UserError(
-        `${dataDir} was created by PostgreSQL ${dataVersion} but the server found is ${binVersion}; ` +
-          `delete ${dir} to start afresh (its data will be lost).`,
-      );
+      throw new UserError(`${dataDir} was created by PostgreSQL ${dataVersion} but the server found is ${binVersion}; ` + `delete ${dir} to start afresh (its data will be lost).`);
     }
   }
 
@@ -224,16 +215,9 @@ export async function startPostgres({ dir, port, fast = false } = {}) {
   chownTree(dir, user);
   if (socketTmp) chownTree(socketTmp, user);
 
-  const started = await run(
-    bins.pgCtl,
-    ['start', '-D', dataDir, '-l', logFile, '-w', '-t', '60', '-s'],
-    asUser(user, { cwd: dir, env: { ...process.env, LC_ALL: 'C' } }),
-  );
+  const started = await run(bins.pgCtl, ['start', '-D', dataDir, '-l', logFile, '-w', '-t', '60', '-s'], asUser(user, { cwd: dir, env: { ...process.env, LC_ALL: 'C' } }));
   if (started.code !== 0) {
-    throw new Error(
-      `PostgreSQL did not start (pg_ctl exit ${started.code}).\n${started.stdout}${started.stderr}` +
-        `\n--- ${logFile} ---\n${tail(logFile)}`,
-    );
+    throw new Error(`PostgreSQL did not start (pg_ctl exit ${started.code}).\n${started.stdout}${started.stderr}` + `\n--- ${logFile} ---\n${tail(logFile)}`);
   }
   const pid = readPid(path.join(dataDir, 'postmaster.pid'));
 

@@ -106,9 +106,7 @@ export class ServiceRunner {
       }
       return {
         ok: false,
-        reason:
-          `not every service answered 200 on /readyz within ${formatMs(this.startTimeoutMs)}; ` +
-          `not ready: ${notReady.join(', ') || 'none any more'}`,
+        reason: `not every service answered 200 on /readyz within ${formatMs(this.startTimeoutMs)}; ` + `not ready: ${notReady.join(', ') || 'none any more'}`,
       };
     }
     if (this.failure) return { ok: false, reason: null };

@@ -59,9 +59,7 @@ function clearStackLock(lockFile) {
   if (pid !== null && pid !== process.pid && isAlive(pid)) {
     const args = processArgs(pid);
     if (args.some((a) => /node/.test(path.basename(a)))) {
-      throw new UserError(
-        `another Worklane dev process (pid ${pid}: ${args.join(' ')}) is using ${path.dirname(lockFile)}; stop it first.`,
-      );
+      throw new UserError(`another Worklane dev process (pid ${pid}: ${args.join(' ')}) is using ${path.dirname(lockFile)}; stop it first.`);
     }
   }
 }

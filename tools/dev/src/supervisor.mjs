@@ -93,9 +93,7 @@ export class Supervisor {
 
   savePids() {
     if (!this.pidFile) return;
-    const services = Object.fromEntries(
-      [...this.procs.values()].filter((e) => e.child.pid).map((e) => [e.name, e.child.pid]),
-    );
+    const services = Object.fromEntries([...this.procs.values()].filter((e) => e.child.pid).map((e) => [e.name, e.child.pid]));
     fs.mkdirSync(path.dirname(this.pidFile), { recursive: true });
     fs.writeFileSync(this.pidFile, `${JSON.stringify({ runner: process.pid, services })}\n`);
   }

@@ -103,10 +103,7 @@ export async function runChecked(cmd, args, options = {}) {
   const result = await run(cmd, args, options);
   if (result.code !== 0) {
     const output = `${result.stdout}${result.stderr}`.trim();
-    throw new Error(
-      `${path.basename(cmd)} ${args.join(' ')} failed (${result.signal ?? `exit ${result.code}`})` +
-        (output ? `:\n${output}` : ''),
-    );
+    throw new Error(`${path.basename(cmd)} ${args.join(' ')} failed (${result.signal ?? `exit ${result.code}`})` + (output ? `:\n${output}` : ''));
   }
   return result;
 }
@@ -129,10 +126,7 @@ export async function terminate(child, { signal = 'SIGTERM', timeoutMs = 10_000 
     // already gone
   }
   let timer;
-  const timedOut = await Promise.race([
-    exited.then(() => false),
-    new Promise((resolve) => (timer = setTimeout(() => resolve(true), timeoutMs))),
-  ]);
+  const timedOut = await Promise.race([exited.then(() => false), new Promise((resolve) => (timer = setTimeout(() => resolve(true), timeoutMs)))]);
   clearTimeout(timer);
   if (timedOut) {
     try {

@@ -93,7 +93,7 @@ try {
     });
   }
 } catch (error) {
-  suite.fail(error instanceof UserError ? error.message : error?.stack ?? String(error));
+  suite.fail(error instanceof UserError ? error.message : (error?.stack ?? String(error)));
 } finally {
   const teardownStarted = Date.now();
   await cleanUp();

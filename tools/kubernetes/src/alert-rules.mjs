@@ -24,9 +24,7 @@ async function renderRules(helmBin) {
   const rule = objects.find((o) => o.kind === 'PrometheusRule');
   if (!rule) throw new Error('ci/all-enabled-values.yaml rendered no PrometheusRule');
   // The scrape jobs are the ServiceMonitors' Services, by component.
-  const jobs = Object.fromEntries(
-    objects.filter((o) => o.kind === 'ServiceMonitor').map((o) => [o.metadata.labels['app.kubernetes.io/component'], o.metadata.name]),
-  );
+  const jobs = Object.fromEntries(objects.filter((o) => o.kind === 'ServiceMonitor').map((o) => [o.metadata.labels['app.kubernetes.io/component'], o.metadata.name]));
   return { groups: rule.spec.groups, jobs };
 }
 
@@ -105,4 +103,3 @@ export async function testAlertRules(suite, { helmBin, promtoolBin, workDir }) {
     }
   }
 }
-

@@ -71,7 +71,7 @@ export const SCENARIOS = {
       silent: {
         evalTime: '15m',
         // Below the ratio at the gateway; another service's errors are not the gateway's.
-        series: [...up(ctx), request('gateway', '201', 100), request('gateway', '503', Math.floor(ctx.limits.gateway5xxRatio * 100 / 2)), request('issue', '500', 50)],
+        series: [...up(ctx), request('gateway', '201', 100), request('gateway', '503', Math.floor((ctx.limits.gateway5xxRatio * 100) / 2)), request('issue', '500', 50)],
       },
     };
   },
@@ -87,13 +87,22 @@ export const SCENARIOS = {
       },
       silent: {
         evalTime: '20m',
-        series: [...up(ctx), ...histogram('worklane_http_request_duration_seconds', labels, { [String(ctx.limits.gatewayLatencyP99Seconds / 4)]: 10, [String(ctx.limits.gatewayLatencyP99Seconds)]: 0, '+Inf': 0 }, 40)],
+        series: [
+          ...up(ctx),
+          ...histogram(
+            'worklane_http_request_duration_seconds',
+            labels,
+            { [String(ctx.limits.gatewayLatencyP99Seconds / 4)]: 10, [String(ctx.limits.gatewayLatencyP99Seconds)]: 0, '+Inf': 0 },
+            40,
+          ),
+        ],
       },
     };
   },
 
   WorklaneDeliveryFailureRatioHigh: (ctx) => {
-    const deliveries = (outcome, perMinute) => series('worklane_webhook_deliveries_total', { namespace: ctx.ns, service: 'delivery', pod: 'delivery-0', outcome }, `0+${perMinute}x80`);
+    const deliveries = (outcome, perMinute) =>
+      series('worklane_webhook_deliveries_total', { namespace: ctx.ns, service: 'delivery', pod: 'delivery-0', outcome }, `0+${perMinute}x80`);
     return {
       fires: {
         evalTime: '60m',
@@ -120,8 +129,15 @@ export const SCENARIOS = {
     const labels = { namespace: ctx.ns, service: 'delivery', pod: 'delivery-0' };
     const limit = ctx.limits.deliveryLagP90Seconds;
     return {
-      fires: { evalTime: '40m', labels: {}, series: [...up(ctx), ...histogram('worklane_webhook_delivery_lag_seconds', labels, { [String(limit / 2)]: 0, [String(limit * 3)]: 10, '+Inf': 0 }, 60)] },
-      silent: { evalTime: '40m', series: [...up(ctx), ...histogram('worklane_webhook_delivery_lag_seconds', labels, { [String(limit / 2)]: 10, [String(limit * 3)]: 0, '+Inf': 0 }, 60)] },
+      fires: {
+        evalTime: '40m',
+        labels: {},
+        series: [...up(ctx), ...histogram('worklane_webhook_delivery_lag_seconds', labels, { [String(limit / 2)]: 0, [String(limit * 3)]: 10, '+Inf': 0 }, 60)],
+      },
+      silent: {
+        evalTime: '40m',
+        series: [...up(ctx), ...histogram('worklane_webhook_delivery_lag_seconds', labels, { [String(limit / 2)]: 10, [String(limit * 3)]: 0, '+Inf': 0 }, 60)],
+      },
     };
   },
 

@@ -55,10 +55,14 @@ export async function startApiServer({ processes, workDir, etcdBin, apiServerBin
     '--logger=zap',
     '--log-level=warn',
   ]);
-  await waitFor('etcd answered /health', async () => {
-    const { status, body } = await httpGet(`${etcdUrl}/health`);
-    return status === 200 && body.includes('"true"') ? true : `${status} ${body}`;
-  }, { processes, name: 'etcd' });
+  await waitFor(
+    'etcd answered /health',
+    async () => {
+      const { status, body } = await httpGet(`${etcdUrl}/health`);
+      return status === 200 && body.includes('"true"') ? true : `${status} ${body}`;
+    },
+    { processes, name: 'etcd' },
+  );
 
   const server = `https://127.0.0.1:${apiPort}`;
   processes.start('kube-apiserver', apiServerBin, [
@@ -80,10 +84,21 @@ export async function startApiServer({ processes, workDir, etcdBin, apiServerBin
     '--v=1',
   ]);
   const tls = { ca: fs.readFileSync(pki.ca), cert: fs.readFileSync(pki.admin.cert), key: fs.readFileSync(pki.admin.key) };
-  await waitFor('kube-apiserver answered /readyz', async () => {
-    const { status, body } = await httpGet(`${server}/readyz`, tls);
-    return status === 200 ? true : `${status} ${body.split('\n').filter((l) => l.includes('failed')).join('; ') || body.slice(0, 200)}`;
-  }, { processes, name: 'kube-apiserver', timeoutMs: 90_000 });
+  await waitFor(
+    'kube-apiserver answered /readyz',
+    async () => {
+      const { status, body } = await httpGet(`${server}/readyz`, tls);
+      return status === 200
+        ? true
+        : `${status} ${
+            body
+              .split('\n')
+              .filter((l) => l.includes('failed'))
+              .join('; ') || body.slice(0, 200)
+          }`;
+    },
+    { processes, name: 'kube-apiserver', timeoutMs: 90_000 },
+  );
 
   const kubeconfig = writeKubeconfig(path.join(workDir, 'admin.kubeconfig'), { server, ca: pki.ca, user: pki.admin });
   // kubectl's and helm's discovery caches stay in the run's directory, never in ~/.kube.

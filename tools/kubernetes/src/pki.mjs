@@ -17,10 +17,7 @@ async function issue(dir, name, subject, extensions) {
   const ext = path.join(dir, `${name}.ext`);
   fs.writeFileSync(ext, `${extensions.join('\n')}\n`);
   await openssl(['req', '-new', ...EC, '-keyout', `${name}.key`, '-out', `${name}.csr`, '-subj', subject], dir);
-  await openssl(
-    ['x509', '-req', '-in', `${name}.csr`, '-CA', 'ca.crt', '-CAkey', 'ca.key', '-CAcreateserial', '-days', '2', '-out', `${name}.crt`, '-extfile', ext],
-    dir,
-  );
+  await openssl(['x509', '-req', '-in', `${name}.csr`, '-CA', 'ca.crt', '-CAkey', 'ca.key', '-CAcreateserial', '-days', '2', '-out', `${name}.crt`, '-extfile', ext], dir);
   return { cert: path.join(dir, `${name}.crt`), key: path.join(dir, `${name}.key`) };
 }
 

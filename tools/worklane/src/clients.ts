@@ -32,11 +32,7 @@ export class Clients {
   }
 
   private get projects(): projectV1.ProjectDirectoryClient {
-    this.projectClient ??= createGrpcClient(
-      loadProto<ProjectProto>('project').worklane.project.v1.ProjectDirectory,
-      this.config.require('PROJECT_GRPC_ADDR'),
-      this.signing(),
-    );
+    this.projectClient ??= createGrpcClient(loadProto<ProjectProto>('project').worklane.project.v1.ProjectDirectory, this.config.require('PROJECT_GRPC_ADDR'), this.signing());
     return this.projectClient;
   }
 

@@ -24,13 +24,7 @@ export const configSchema = z.object({
     .regex(/^wl_[0-9A-Za-z]{36}$/, 'must be an API token: wl_ and 36 letters and digits')
     .optional()
     .describe('The API token (`wl_...`) the API commands call as; read from the environment only'),
-  API_TIMEOUT_MS: z.coerce
-    .number()
-    .int()
-    .min(1)
-    .max(600_000)
-    .default(15_000)
-    .describe('How long an API command waits for each answer of the API, in milliseconds'),
+  API_TIMEOUT_MS: z.coerce.number().int().min(1).max(600_000).default(15_000).describe('How long an API command waits for each answer of the API, in milliseconds'),
   DATABASE_SCHEMA: z
     .string()
     .regex(/^[a-z_][a-z0-9_]*$/, 'must be a lower-case SQL identifier')

@@ -1,7 +1,20 @@
 // The API commands end to end: the real CLI process calls the real gateway and services through the
 // client generated from the OpenAPI document, as an API token.
 import { spawn } from 'node:child_process';
-import { api, bootstrapTeam, cliEnv, cliPath, createToken, parseJsonLine, revokeToken, runCli, startSystem, type BootstrapResult, type CliResult, type System } from '@worklane/testing';
+import {
+  api,
+  bootstrapTeam,
+  cliEnv,
+  cliPath,
+  createToken,
+  parseJsonLine,
+  revokeToken,
+  runCli,
+  startSystem,
+  type BootstrapResult,
+  type CliResult,
+  type System,
+} from '@worklane/testing';
 
 jest.setTimeout(180_000);
 
@@ -51,8 +64,7 @@ function printed<T>(result: CliResult): T {
   return parseJsonLine<T>(result.stdout);
 }
 
-const ids = (extra: Record<string, number> = {}) =>
-  Object.entries({ team: team.team_id, ...extra }).flatMap(([name, value]) => [`--${name}`, String(value)]);
+const ids = (extra: Record<string, number> = {}) => Object.entries({ team: team.team_id, ...extra }).flatMap(([name, value]) => [`--${name}`, String(value)]);
 
 describe('worklane API commands', () => {
   it('create and list projects and issues, printing what the API answered', async () => {
@@ -70,7 +82,9 @@ describe('worklane API commands', () => {
     expect(projects.data.map((entry) => entry.id)).toEqual([project.id]);
 
     const where = ids({ organization: team.organization_id, project: project.id });
-    const issue = printed<{ id: number; title: string; type: string; priority: string }>(await worklane(['issue', 'create', ...where, '--title', 'Fix the thing', '--type', 'bug', '--priority', 'high']));
+    const issue = printed<{ id: number; title: string; type: string; priority: string }>(
+      await worklane(['issue', 'create', ...where, '--title', 'Fix the thing', '--type', 'bug', '--priority', 'high']),
+    );
     expect(issue).toMatchObject({ title: 'Fix the thing', type: 'bug', priority: 'high' });
     printed(await worklane(['issue', 'create', ...where, '--title', 'Second']));
     const first = printed<{ data: { title: string }[]; next_cursor: string }>(await worklane(['issue', 'list', ...where, '--limit', '1']));

@@ -79,9 +79,7 @@ function settleOnAnswer(res: Response, held: HeldKey): void {
     const tooLarge = response !== undefined && Buffer.byteLength(response.body) > maxResponseBytes;
     if (tooLarge) logger.warn({ status, maxResponseBytes }, 'answer too large to keep for its Idempotency-Key; the key is released');
     const settled = response && !tooLarge ? keys.complete(held.scope, held.leaseToken, response) : keys.release(held.scope, held.leaseToken);
-    void settled
-      .catch((error: unknown) => logger.warn({ err: error }, 'could not settle an Idempotency-Key; it is freed when its lease runs out'))
-      .finally(() => json(body));
+    void settled.catch((error: unknown) => logger.warn({ err: error }, 'could not settle an Idempotency-Key; it is freed when its lease runs out')).finally(() => json(body));
     return res;
   };
 }

@@ -11,12 +11,7 @@ export interface ServiceIdempotency {
 }
 
 /** Idempotency-Key for a service's POSTs, on its pool, with the IDEMPOTENCY_* settings of its configuration. */
-export function serviceIdempotency(
-  pool: SqlClient,
-  config: Partial<Record<keyof typeof idempotencySettings, number>>,
-  logger: Logger,
-  registry?: Registry,
-): ServiceIdempotency {
+export function serviceIdempotency(pool: SqlClient, config: Partial<Record<keyof typeof idempotencySettings, number>>, logger: Logger, registry?: Registry): ServiceIdempotency {
   const limits = idempotencyLimits(config);
   const keys = new IdempotencyKeys(pool, limits);
   return {

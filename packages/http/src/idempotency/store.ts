@@ -181,7 +181,13 @@ export class IdempotencyKeyRetention {
   private readonly worker: BackgroundWorker;
 
   constructor(private readonly options: IdempotencyRetentionOptions) {
-    this.worker = new BackgroundWorker({ name: 'idempotency key retention', logger: options.logger, registry: options.registry, idleMs: options.intervalMs, pass: () => this.pass() });
+    this.worker = new BackgroundWorker({
+      name: 'idempotency key retention',
+      logger: options.logger,
+      registry: options.registry,
+      idleMs: options.intervalMs,
+      pass: () => this.pass(),
+    });
   }
 
   start(): void {

@@ -103,7 +103,13 @@ describe('the event envelope', () => {
 
 describe('dead-letter notices', () => {
   it('keep the lost event’s envelope fields and the issue’s identifying fields only', () => {
-    const event = createIssueEvent({ id: '0e9d8c7b-6a5f-4e3d-8c2b-1a0f9e8d7c6b', type: 'issue.created', occurred_at: issue.created_at, team_id: 17, data: { issue: { ...issue, description: 'x'.repeat(10_000), reference_code: 'R'.repeat(65) } } });
+    const event = createIssueEvent({
+      id: '0e9d8c7b-6a5f-4e3d-8c2b-1a0f9e8d7c6b',
+      type: 'issue.created',
+      occurred_at: issue.created_at,
+      team_id: 17,
+      data: { issue: { ...issue, description: 'x'.repeat(10_000), reference_code: 'R'.repeat(65) } },
+    });
     const notice = deadLetterNotice(event, { reason: 'payload_too_large', detail: 'too big', size_bytes: 2_000_000 });
     expect(notice).toEqual({
       id: event.id,
@@ -114,7 +120,14 @@ describe('dead-letter notices', () => {
       data: { issue: { id: 901, project_id: 44, number: 3 }, dead_letter: { reason: 'payload_too_large', detail: 'too big', size_bytes: 2_000_000 } },
     });
     expect(readDeadLetterNotice(encodeEvent(notice))).toEqual({ ok: true, event: notice, form: 'envelope' });
-    expect(JSON.parse(toWebhookBody(notice))).toEqual({ id: event.id, event: 'issue.created', created_at: event.occurred_at, team_id: 17, issue: { id: 901, project_id: 44, number: 3 }, dead_letter: notice.data.dead_letter });
+    expect(JSON.parse(toWebhookBody(notice))).toEqual({
+      id: event.id,
+      event: 'issue.created',
+      created_at: event.occurred_at,
+      team_id: 17,
+      issue: { id: 901, project_id: 44, number: 3 },
+      dead_letter: notice.data.dead_letter,
+    });
   });
 
   it('are read in the format published before the envelope, and shown in the delivery log as before', () => {

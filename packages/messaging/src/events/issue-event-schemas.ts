@@ -25,12 +25,10 @@ const change = z
   .loose()
   .meta({ description: 'One changed field.' });
 
-export const issueCreatedV1 = envelopeOf(
-  z.literal('issue.created'),
-  1,
-  z.object({ issue: busIssue }).loose().meta({ description: 'The new issue.' }),
-  { title: 'issue.created v1', description: 'An issue was created.' },
-);
+export const issueCreatedV1 = envelopeOf(z.literal('issue.created'), 1, z.object({ issue: busIssue }).loose().meta({ description: 'The new issue.' }), {
+  title: 'issue.created v1',
+  description: 'An issue was created.',
+});
 
 export const issueUpdatedV1 = envelopeOf(
   z.literal('issue.updated'),
@@ -38,9 +36,7 @@ export const issueUpdatedV1 = envelopeOf(
   z
     .object({
       issue: busIssue,
-      changes: z
-        .record(z.string(), change)
-        .meta({ description: 'Each field that changed (at least one), with its old and new value.' }),
+      changes: z.record(z.string(), change).meta({ description: 'Each field that changed (at least one), with its old and new value.' }),
     })
     .loose()
     .meta({ description: 'The issue after the change, and what changed.' }),

@@ -60,10 +60,7 @@ function isServiceError(error: unknown): error is grpc.ServiceError {
  * Runs a call and sorts its failures: the service being away or broken is a 503 for the person,
  * `expected` codes become undefined, and any other refusal keeps the service's message.
  */
-async function call<Response>(
-  invoke: Parameters<typeof unaryCall<Response>>[0],
-  expected: grpc.status[] = [],
-): Promise<Response | undefined> {
+async function call<Response>(invoke: Parameters<typeof unaryCall<Response>>[0], expected: grpc.status[] = []): Promise<Response | undefined> {
   try {
     return await unaryCall<Response>(invoke);
   } catch (error) {
@@ -90,11 +87,10 @@ export function createAccounts(address: string, signingKey: KeyObject): Accounts
     verifyPassword: async (email, password, throttle) => {
       try {
         // An address or password too long to be real is a mismatch like any other.
-        return await call<User>((m, o, done) => accounts.VerifyPassword({ email, password, throttle }, m, o, done), [
-          grpc.status.UNAUTHENTICATED,
-          grpc.status.NOT_FOUND,
-          grpc.status.INVALID_ARGUMENT,
-        ]);
+        return await call<User>(
+          (m, o, done) => accounts.VerifyPassword({ email, password, throttle }, m, o, done),
+          [grpc.status.UNAUTHENTICATED, grpc.status.NOT_FOUND, grpc.status.INVALID_ARGUMENT],
+        );
       } catch (error) {
         const wait = error instanceof AccountRequestError && error.code === grpc.status.RESOURCE_EXHAUSTED && /retry after (\d+) s/.exec(error.message);
         if (wait) throw new SignInThrottledError(Number(wait[1]));
@@ -102,23 +98,17 @@ export function createAccounts(address: string, signingKey: KeyObject): Accounts
       }
     },
     createUser: async (email, password, name) => required(await call<User>((m, o, done) => accounts.CreateUser({ email, password, name }, m, o, done))),
-    createTeam: async (name, ownerUserId) =>
-      required(await call<Team>((m, o, done) => accounts.CreateTeam({ name, owner_user_id: ownerUserId }, m, o, done))),
+    createTeam: async (name, ownerUserId) => required(await call<Team>((m, o, done) => accounts.CreateTeam({ name, owner_user_id: ownerUserId }, m, o, done))),
     listMemberships: async (userId) =>
-      (await call<tokenV1.ListTeamsForUserResponse__Output>((m, o, done) => accounts.ListTeamsForUser({ user_id: userId }, m, o, done), [grpc.status.NOT_FOUND]))
-        ?.memberships,
+      (await call<tokenV1.ListTeamsForUserResponse__Output>((m, o, done) => accounts.ListTeamsForUser({ user_id: userId }, m, o, done), [grpc.status.NOT_FOUND]))?.memberships,
     createSession: async (userId) => required(await call<Session>((m, o, done) => accounts.CreateSession({ user_id: userId }, m, o, done))),
-    getSession: (id) =>
-      call<Session>((m, o, done) => accounts.GetSession({ id }, m, o, done), [grpc.status.NOT_FOUND, grpc.status.INVALID_ARGUMENT]),
+    getSession: (id) => call<Session>((m, o, done) => accounts.GetSession({ id }, m, o, done), [grpc.status.NOT_FOUND, grpc.status.INVALID_ARGUMENT]),
     deleteSession: async (id) => {
       await call((m, o, done) => accounts.DeleteSession({ id }, m, o, done), [grpc.status.NOT_FOUND]);
     },
-    listTokens: async (teamId) =>
-      required(await call<tokenV1.ListTokensResponse__Output>((m, o, done) => tokens.ListTokens({ team_id: teamId }, m, o, done))).tokens,
+    listTokens: async (teamId) => required(await call<tokenV1.ListTokensResponse__Output>((m, o, done) => tokens.ListTokens({ team_id: teamId }, m, o, done))).tokens,
     createToken: async (teamId, userId, name) => {
-      const created = required(
-        await call<tokenV1.CreateTokenResponse__Output>((m, o, done) => tokens.CreateToken({ team_id: teamId, user_id: userId, name }, m, o, done)),
-      );
+      const created = required(await call<tokenV1.CreateTokenResponse__Output>((m, o, done) => tokens.CreateToken({ team_id: teamId, user_id: userId, name }, m, o, done)));
       return { token: required(created.token ?? undefined), value: created.value };
     },
     revokeToken: async (teamId, tokenId) => {

@@ -113,7 +113,12 @@ describe('ServiceApi', () => {
 
   it('makes a service failure, a refused signature or an answer that is not JSON a ServiceUnavailableError naming the service', async () => {
     const call = () => api().GET('/teams/{team}/organizations', { params: { path: { team: 7 } } });
-    for (const answer of [{ status: 500, body: '{}' }, { status: 503, body: '' }, { status: 401, body: '{"message":"Unauthenticated."}' }, { status: 200, body: '<html>' }]) {
+    for (const answer of [
+      { status: 500, body: '{}' },
+      { status: 503, body: '' },
+      { status: 401, body: '{"message":"Unauthenticated."}' },
+      { status: 200, body: '<html>' },
+    ]) {
       answers.set('project', answer);
       await expect(call()).rejects.toEqual(expect.objectContaining({ name: 'ServiceUnavailableError', service: 'project' }));
     }

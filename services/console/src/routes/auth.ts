@@ -45,7 +45,11 @@ export function mountAuth(router: Router, deps: ConsoleDeps): void {
   router.get('/login', (req, res) => {
     if (req.viewer) return res.redirect(303, landing(req.viewer.memberships, safeNext(req.query.next)));
     const notice = noticeFrom(req.query.notice);
-    sendPage(res, 200, loginPage(pageContext(req, assets), { csrfToken: preSessionToken(req, res, deps), next: safeNext(req.query.next), signupEnabled: deps.signupEnabled, notice }));
+    sendPage(
+      res,
+      200,
+      loginPage(pageContext(req, assets), { csrfToken: preSessionToken(req, res, deps), next: safeNext(req.query.next), signupEnabled: deps.signupEnabled, notice }),
+    );
   });
 
   router.post('/login', async (req, res) => {

@@ -53,7 +53,13 @@ export function mountWebhooks(router: Router, deps: ConsoleDeps): void {
         newWebhookPage(pageContext(req, assets, 'webhooks'), {
           values,
           errors,
-          notice: { kind: 'error', text: other.length > 0 ? `The webhook was not added: ${other.map(([, messages]) => messages.join(' ')).join(' ')}` : 'The webhook was not added. Correct the fields marked below.' },
+          notice: {
+            kind: 'error',
+            text:
+              other.length > 0
+                ? `The webhook was not added: ${other.map(([, messages]) => messages.join(' ')).join(' ')}`
+                : 'The webhook was not added. Correct the fields marked below.',
+          },
         }),
       );
     }
@@ -100,7 +106,10 @@ export function mountWebhooks(router: Router, deps: ConsoleDeps): void {
   router.post('/teams/:team/settings/webhooks/:webhook/active', async (req, res) => {
     const id = webhookId(req);
     const active = formString(req.body, 'active') === 'true';
-    const response = await callApi(apiOf(services, req).PATCH('/teams/{team}/webhooks/{webhook}', { params: { path: { ...teamOf(req), webhook: id } }, body: { active } }), [409, 422]);
+    const response = await callApi(
+      apiOf(services, req).PATCH('/teams/{team}/webhooks/{webhook}', { params: { path: { ...teamOf(req), webhook: id } }, body: { active } }),
+      [409, 422],
+    );
     if (response.response.status >= 400) return renderWebhook(req, res, response.response.status, refusal(errorBody(response), 'The webhook was not changed.'));
     const notice = active ? 'webhook-activated' : 'webhook-deactivated';
     const target = formString(req.body, 'return_to') === 'list' ? webhooksPath(req) : `${webhooksPath(req)}/${id}`;

@@ -35,8 +35,7 @@ export function loginPage(context: PageContext, options: AuthFormOptions & { nex
           id: 'password',
           label: 'Password',
           errors: errors.password,
-          control: (ids, invalid) =>
-            html`<input id="password" name="password" type="password" autocomplete="current-password" required${describedBy(ids, invalid)}>`,
+          control: (ids, invalid) => html`<input id="password" name="password" type="password" autocomplete="current-password" required${describedBy(ids, invalid)}>`,
         })}
         <button type="submit" class="button primary">Sign in</button>
       </form>
@@ -65,16 +64,14 @@ export function signupPage(context: PageContext, options: AuthFormOptions) {
           id: 'email',
           label: 'Email',
           errors: errors.email,
-          control: (ids, invalid) =>
-            html`<input id="email" name="email" type="email" autocomplete="email" required value="${values.email ?? ''}"${describedBy(ids, invalid)}>`,
+          control: (ids, invalid) => html`<input id="email" name="email" type="email" autocomplete="email" required value="${values.email ?? ''}"${describedBy(ids, invalid)}>`,
         })}
         ${field({
           id: 'password',
           label: 'Password',
           hint: 'At least 8 characters; a longer passphrase is better.',
           errors: errors.password,
-          control: (ids, invalid) =>
-            html`<input id="password" name="password" type="password" autocomplete="new-password" required minlength="8"${describedBy(ids, invalid)}>`,
+          control: (ids, invalid) => html`<input id="password" name="password" type="password" autocomplete="new-password" required minlength="8"${describedBy(ids, invalid)}>`,
         })}
         ${field({
           id: 'team',

@@ -49,8 +49,7 @@ function teamSwitcher(context: PageContext): SafeHtml | undefined {
 function teamNavigation(context: PageContext): SafeHtml | undefined {
   const { team, section } = context;
   if (!team) return undefined;
-  const tab = (key: PageContext['section'], href: string, text: string) =>
-    html`<li><a href="${href}"${section === key ? html` aria-current="page"` : ''}>${text}</a></li>`;
+  const tab = (key: PageContext['section'], href: string, text: string) => html`<li><a href="${href}"${section === key ? html` aria-current="page"` : ''}>${text}</a></li>`;
   return html`<nav class="tabs" aria-label="Team">
     <ul>
       ${tab('overview', teamPath(team), 'Overview')}
@@ -78,16 +77,12 @@ export function page(context: PageContext, options: PageOptions): SafeHtml {
   <div class="bar">
     <a class="brand" href="/">Worklane</a>
     ${teamSwitcher(context)}
-    ${signedIn
-      ? html`<form class="sign-out" method="post" action="/logout">${csrfInput(context.csrfToken)}<button type="submit" class="button link">Sign out</button></form>`
-      : ''}
+    ${signedIn ? html`<form class="sign-out" method="post" action="/logout">${csrfInput(context.csrfToken)}<button type="submit" class="button link">Sign out</button></form>` : ''}
   </div>
   ${teamNavigation(context)}
 </header>
 <main id="main" tabindex="-1">
-  ${notice
-    ? html`<div class="notice ${notice.kind}" role="${notice.kind === 'error' ? 'alert' : 'status'}">${notice.text}</div>`
-    : ''}
+  ${notice ? html`<div class="notice ${notice.kind}" role="${notice.kind === 'error' ? 'alert' : 'status'}">${notice.text}</div>` : ''}
   ${options.body}
 </main>
 <footer class="site-footer">
@@ -118,5 +113,4 @@ export function field(options: {
 }
 
 /** Attributes that tie a control to its hint and error text. */
-export const describedBy = (ids: string | undefined, invalid: boolean) =>
-  html`${ids ? html` aria-describedby="${ids}"` : ''}${invalid ? html` aria-invalid="true"` : ''}`;
+export const describedBy = (ids: string | undefined, invalid: boolean) => html`${ids ? html` aria-describedby="${ids}"` : ''}${invalid ? html` aria-invalid="true"` : ''}`;

@@ -57,20 +57,22 @@ export function overviewPage(context: PageContext, data: OverviewData) {
     body: html`<h1>${team.team_name}</h1>
       <section aria-labelledby="organizations-heading">
         <h2 id="organizations-heading">Organizations and projects</h2>
-        ${empty
-          ? html`<div class="empty">
+        ${
+          empty
+            ? html`<div class="empty">
               <p>This team has no organizations yet. Create one with the API, using a token from <a href="/teams/${team.team_id}/settings/tokens">API tokens</a>:</p>
               <pre class="code"><code>curl -X POST ${data.apiBase}/api/v1/teams/${team.team_id}/organizations \\
   -H "Authorization: Bearer $WORKLANE_TOKEN" \\
   -H "Accept: application/json" -H "Content-Type: application/json" \\
   -d '{"name": "Acme"}'</code></pre>
             </div>`
-          : data.organizations.map(
-              ({ organization, projects }) => html`<section class="card" aria-labelledby="organization-${organization.id}">
+            : data.organizations.map(
+                ({ organization, projects }) => html`<section class="card" aria-labelledby="organization-${organization.id}">
                 <h3 id="organization-${organization.id}">${organization.name} <span class="muted">#${organization.id}</span></h3>
                 ${projectsTable(projects)}
               </section>`,
-            )}
+              )
+        }
       </section>
       <section aria-labelledby="issues-heading">
         <h2 id="issues-heading">Recent issues</h2>

@@ -67,8 +67,7 @@ export function tokensPage(context: PageContext, view: TokensView) {
             label: 'Token name',
             hint: 'Say what will use it, for example “CI deploy” or “Zapier sync”.',
             errors: view.errors?.name,
-            control: (ids, invalid) =>
-              html`<input id="token-name" name="name" required maxlength="255" value="${view.name ?? ''}"${describedBy(ids, invalid)}>`,
+            control: (ids, invalid) => html`<input id="token-name" name="name" required maxlength="255" value="${view.name ?? ''}"${describedBy(ids, invalid)}>`,
           })}
           <button type="submit" class="button primary">Create token</button>
         </form>

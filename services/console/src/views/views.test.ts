@@ -69,7 +69,15 @@ describe('delivery log', () => {
     const page = webhookPage(
       { ...context, section: 'webhooks' },
       {
-        webhook: { id: 5, team_id: 7, url: 'https://example.com/hook', events: ['issue.created'], active: true, created_at: '2026-01-15T09:00:00.000000Z', updated_at: '2026-01-15T09:00:00.000000Z' },
+        webhook: {
+          id: 5,
+          team_id: 7,
+          url: 'https://example.com/hook',
+          events: ['issue.created'],
+          active: true,
+          created_at: '2026-01-15T09:00:00.000000Z',
+          updated_at: '2026-01-15T09:00:00.000000Z',
+        },
         log: [
           {
             delivery: {

@@ -12,8 +12,7 @@ export interface WebhookFormValues {
 
 const webhookPath = (context: PageContext, webhook: Webhook, rest = '') => teamPath(context.team!, `/settings/webhooks/${webhook.id}${rest}`);
 
-const activeBadge = (webhook: Webhook) =>
-  webhook.active ? html`<span class="badge ok">Active</span>` : html`<span class="badge muted">Inactive</span>`;
+const activeBadge = (webhook: Webhook) => (webhook.active ? html`<span class="badge ok">Active</span>` : html`<span class="badge muted">Inactive</span>`);
 
 /** Turns deliveries on or off, stating the new value so a double submit cannot flip it back. */
 function toggleForm(context: PageContext, webhook: Webhook, returnTo: 'list' | 'detail') {
@@ -43,9 +42,10 @@ export function webhooksPage(context: PageContext, view: { webhooks: Webhook[]; 
         <a class="button primary" href="${teamPath(team, '/settings/webhooks/new')}">Add webhook</a>
       </div>
       <p class="lead">Webhooks send a signed HTTPS POST to your endpoint whenever an issue in this team is created or updated.</p>
-      ${view.webhooks.length === 0
-        ? html`<p class="empty">No webhooks yet. <a href="${teamPath(team, '/settings/webhooks/new')}">Add the first one</a>.</p>`
-        : html`<table>
+      ${
+        view.webhooks.length === 0
+          ? html`<p class="empty">No webhooks yet. <a href="${teamPath(team, '/settings/webhooks/new')}">Add the first one</a>.</p>`
+          : html`<table>
             <thead><tr><th scope="col">Endpoint</th><th scope="col">Events</th><th scope="col">Status</th><th scope="col">Created</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
             <tbody>
               ${view.webhooks.map(
@@ -62,14 +62,12 @@ export function webhooksPage(context: PageContext, view: { webhooks: Webhook[]; 
                 </tr>`,
               )}
             </tbody>
-          </table>`}`,
+          </table>`
+      }`,
   });
 }
 
-export function newWebhookPage(
-  context: PageContext,
-  view: { values: WebhookFormValues; errors?: Record<string, string[]>; notice?: PageOptions['notice'] },
-) {
+export function newWebhookPage(context: PageContext, view: { values: WebhookFormValues; errors?: Record<string, string[]>; notice?: PageOptions['notice'] }) {
   const team = context.team!;
   const errors = view.errors ?? {};
   const eventErrors = errors.events;
@@ -124,7 +122,6 @@ export function newWebhookPage(
       </form>`,
   });
 }
-
 
 function attemptOutcome(attempt: DeliveryAttempt): SafeHtml {
   if (attempt.status_code) {
@@ -208,11 +205,12 @@ export function webhookPage(
       </div>
       <section aria-labelledby="log-heading">
         <h2 id="log-heading">Delivery log</h2>
-        ${view.log === undefined
-          ? html`<p class="notice error" role="status">The delivery log could not be loaded just now. Reload the page to try again.</p>`
-          : view.log.length === 0
-            ? html`<p class="empty">Nothing delivered yet. Create or change an issue, or send a ping.</p>`
-            : html`<ol class="deliveries">
+        ${
+          view.log === undefined
+            ? html`<p class="notice error" role="status">The delivery log could not be loaded just now. Reload the page to try again.</p>`
+            : view.log.length === 0
+              ? html`<p class="empty">Nothing delivered yet. Create or change an issue, or send a ping.</p>`
+              : html`<ol class="deliveries">
                 ${view.log.map(({ delivery, attempts }) => {
                   const count = delivery.attempt_count ?? attempts?.length ?? 0;
                   return html`<li class="delivery card" id="delivery-${delivery.id}">
@@ -230,7 +228,8 @@ export function webhookPage(
                   </li>`;
                 })}
               </ol>
-              ${view.olderCursor ? html`<p><a class="button" href="?cursor=${view.olderCursor}">Older deliveries</a></p>` : ''}`}
+              ${view.olderCursor ? html`<p><a class="button" href="?cursor=${view.olderCursor}">Older deliveries</a></p>` : ''}`
+        }
       </section>`,
   });
 }

@@ -351,7 +351,6 @@ export class DeliveryStore {
     );
   }
 
-
   /** Newest first; the whole log, or a page of `limit` after `cursor`. */
   async listForWebhook(teamId: number, webhookId: number, page?: { limit: number; after?: PageCursor }): Promise<DeliveryRecord[]> {
     const params: unknown[] = [teamId, webhookId];
@@ -365,10 +364,7 @@ export class DeliveryStore {
       params.push(page.limit);
       limit = ` LIMIT $${params.length}`;
     }
-    const { rows } = await this.pool.query<DeliveryRecord>(
-      `SELECT ${RECORD_COLUMNS} FROM deliveries WHERE ${where} ORDER BY created_at DESC, id DESC${limit}`,
-      params,
-    );
+    const { rows } = await this.pool.query<DeliveryRecord>(`SELECT ${RECORD_COLUMNS} FROM deliveries WHERE ${where} ORDER BY created_at DESC, id DESC${limit}`, params);
     return rows;
   }
 
@@ -379,10 +375,7 @@ export class DeliveryStore {
 
   /** The delivery with its payload and every attempt, oldest attempt first. */
   async findDetail(teamId: number, id: string): Promise<DeliveryDetail | undefined> {
-    const { rows } = await this.pool.query<DeliveryRecord & { body: Buffer }>(
-      `SELECT ${RECORD_COLUMNS}, body FROM deliveries WHERE team_id = $1 AND id = $2`,
-      [teamId, id],
-    );
+    const { rows } = await this.pool.query<DeliveryRecord & { body: Buffer }>(`SELECT ${RECORD_COLUMNS}, body FROM deliveries WHERE team_id = $1 AND id = $2`, [teamId, id]);
     const row = rows[0];
     if (!row) return undefined;
     // Attempts are only ever appended, so reading them after the delivery row cannot miss one it counts.

@@ -88,10 +88,9 @@ export class FanOutBacklog {
    */
   async drain(teamId: number, allowance: number, firstDelayMs: number): Promise<Drained> {
     return withTransaction(this.pool, async (client) => {
-      const { rows: locked } = await client.query<{ locked: boolean }>(
-        `SELECT pg_try_advisory_xact_lock(hashtext('worklane.fanout_backlog'), hashtext($1::text)) AS locked`,
-        [String(teamId)],
-      );
+      const { rows: locked } = await client.query<{ locked: boolean }>(`SELECT pg_try_advisory_xact_lock(hashtext('worklane.fanout_backlog'), hashtext($1::text)) AS locked`, [
+        String(teamId),
+      ]);
       if (!locked[0]?.locked) return { events: 0, deliveries: 0, more: true };
       const limit = Math.max(1, Math.min(DRAIN_BATCH, Math.ceil(allowance)));
       const { rows } = await client.query<BacklogRow>({

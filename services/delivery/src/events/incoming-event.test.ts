@@ -25,7 +25,12 @@ const flatBody = JSON.stringify({ id: envelope.id, event: 'issue.created', creat
 describe('readIncomingEvent', () => {
   it('reads the fields the fan-out needs and delivers the webhook body receivers always had', () => {
     const incoming = readIncomingEvent('issues.created', bytes(envelope));
-    expect(incoming).toEqual({ kind: 'event', header: { id: envelope.id, event: 'issue.created', created_at: envelope.occurred_at, team_id: 3 }, body: Buffer.from(flatBody), form: 'envelope' });
+    expect(incoming).toEqual({
+      kind: 'event',
+      header: { id: envelope.id, event: 'issue.created', created_at: envelope.occurred_at, team_id: 3 },
+      body: Buffer.from(flatBody),
+      form: 'envelope',
+    });
   });
 
   it('takes a message in the format published before the envelope, and delivers it unchanged', () => {
@@ -49,7 +54,15 @@ describe('readIncomingEvent', () => {
   });
 
   it('calls invalid what retrying would not fix: bad JSON, unknown types or versions, missing or malformed fields', () => {
-    for (const message of ['{', { ...envelope, type: 'issue.deleted' }, { ...envelope, version: 2 }, { ...envelope, team_id: '3' }, { ...envelope, id: 'x' }, { ...envelope, occurred_at: 'yesterday' }, { ...envelope, data: {} }]) {
+    for (const message of [
+      '{',
+      { ...envelope, type: 'issue.deleted' },
+      { ...envelope, version: 2 },
+      { ...envelope, team_id: '3' },
+      { ...envelope, id: 'x' },
+      { ...envelope, occurred_at: 'yesterday' },
+      { ...envelope, data: {} },
+    ]) {
       expect(readIncomingEvent('issues.created', bytes(message))).toMatchObject({ kind: 'invalid', problem: expect.any(String) });
     }
     // An event is not a notice.

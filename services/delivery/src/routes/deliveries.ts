@@ -72,7 +72,8 @@ export function deliveryRoutes(router: Router, deps: DeliveryRouteDeps): void {
       const { teamId } = requireTeam(req);
       const original = await deliveries.findForRedelivery(teamId, deliveryParam(req));
       if (!original) throw notFound();
-      if (isDeadLetterNotice(original.body)) throw new HttpError(409, 'This event was dead-lettered: it was never published, so there is nothing to redeliver.', undefined, {}, 'event_dead_lettered');
+      if (isDeadLetterNotice(original.body))
+        throw new HttpError(409, 'This event was dead-lettered: it was never published, so there is nothing to redeliver.', undefined, {}, 'event_dead_lettered');
       requireActive(
         await webhooks.getWebhook(teamId, original.webhookId),
         () => new HttpError(409, 'The webhook of this delivery no longer exists.', undefined, {}, 'webhook_deleted'),

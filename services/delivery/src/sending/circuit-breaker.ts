@@ -41,8 +41,7 @@ interface Endpoint {
  * TLS errors, a host that does not resolve), a 5xx or a 429. Other answers, even refusals such as
  * 404, come back quickly and cost nothing to repeat.
  */
-export const isEndpointFailure = (response: Pick<WebhookResponse, 'statusCode'>) =>
-  response.statusCode === null || response.statusCode >= 500 || response.statusCode === 429;
+export const isEndpointFailure = (response: Pick<WebhookResponse, 'statusCode'>) => response.statusCode === null || response.statusCode >= 500 || response.statusCode === 429;
 
 /**
  * One circuit breaker per endpoint (webhook), in this replica. Endpoints in the closed state with

@@ -59,9 +59,7 @@ const RECORD_LINGER_MS = 2;
 /** Why an attempt found no receiver to talk to, in words safe to show the webhook's owner. */
 function addressRefusal(error: AddressPolicyError): string {
   // The resolved address stays out: a client must not learn how internal names resolve.
-  return error.reason === 'non_public'
-    ? 'address not allowed: the host resolves to a non-public address'
-    : 'DNS lookup failed: the host does not resolve';
+  return error.reason === 'non_public' ? 'address not allowed: the host resolves to a non-public address' : 'DNS lookup failed: the host does not resolve';
 }
 
 /**

@@ -65,20 +65,18 @@ export class IssueStore {
 
   /** Newest first: at most `take` issues, before id `beforeId` when given. */
   async list(scope: ProjectScope, page: { take: number; beforeId?: number | undefined }): Promise<Issue[]> {
-    const { rows } = await this.pool.query<Issue>(
-      `SELECT ${ISSUE_COLUMNS} FROM issues WHERE ${SCOPE} AND ($4::bigint IS NULL OR id < $4) ORDER BY id DESC LIMIT $5`,
-      [scope.teamId, scope.organizationId, scope.projectId, page.beforeId ?? null, page.take],
-    );
+    const { rows } = await this.pool.query<Issue>(`SELECT ${ISSUE_COLUMNS} FROM issues WHERE ${SCOPE} AND ($4::bigint IS NULL OR id < $4) ORDER BY id DESC LIMIT $5`, [
+      scope.teamId,
+      scope.organizationId,
+      scope.projectId,
+      page.beforeId ?? null,
+      page.take,
+    ]);
     return rows;
   }
 
   async find(scope: ProjectScope, issueId: number): Promise<Issue | undefined> {
-    const { rows } = await this.pool.query<Issue>(`SELECT ${ISSUE_COLUMNS} FROM issues WHERE ${SCOPE} AND id = $4`, [
-      scope.teamId,
-      scope.organizationId,
-      scope.projectId,
-      issueId,
-    ]);
+    const { rows } = await this.pool.query<Issue>(`SELECT ${ISSUE_COLUMNS} FROM issues WHERE ${SCOPE} AND id = $4`, [scope.teamId, scope.organizationId, scope.projectId, issueId]);
     return rows[0];
   }
 

@@ -64,7 +64,11 @@ describe('the largest possible issue event', () => {
   });
 
   it('is built from limits the API enforces', () => {
-    const atLimit = { title: 't'.repeat(ISSUE_TEXT_LIMITS.title), description: 'd'.repeat(ISSUE_TEXT_LIMITS.description), url: `https://example.com/${'u'.repeat(ISSUE_TEXT_LIMITS.url - 20)}` };
+    const atLimit = {
+      title: 't'.repeat(ISSUE_TEXT_LIMITS.title),
+      description: 'd'.repeat(ISSUE_TEXT_LIMITS.description),
+      url: `https://example.com/${'u'.repeat(ISSUE_TEXT_LIMITS.url - 20)}`,
+    };
     expect(createIssueSchema.safeParse(atLimit).success).toBe(true);
     for (const field of ['title', 'description', 'url'] as const) {
       const tooLong = { ...atLimit, [field]: `${atLimit[field]}x` };

@@ -49,7 +49,13 @@ describe('dead letters', () => {
   });
 
   it('calls a payload that is not an issue event invalid, and says why', () => {
-    const incomplete = JSON.stringify({ id: '6f1c1d2e-6a43-4a38-9d3c-3c1f0a8c2b11', event: 'issue.created', created_at: '2026-11-23T21:00:00.000000Z', team_id: 7, issue: { id: 1 } });
+    const incomplete = JSON.stringify({
+      id: '6f1c1d2e-6a43-4a38-9d3c-3c1f0a8c2b11',
+      event: 'issue.created',
+      created_at: '2026-11-23T21:00:00.000000Z',
+      team_id: 7,
+      issue: { id: 1 },
+    });
     for (const payload of ['not json', 'null', '{"id":"x"}', JSON.stringify({ id: 'a', event: 'issue.created', created_at: 'now', team_id: '7', issue: { id: 1 } }), incomplete]) {
       const prepared = prepareMessage(payload, MIB);
       expect(prepared).toMatchObject({ failure: { reason: 'invalid_event', detail: expect.stringMatching(/^the outbox payload is not an issue event: .+/) } });
@@ -84,7 +90,10 @@ describe('dead letters', () => {
       version: 1,
       occurred_at: '2026-11-23T21:00:00.000000Z',
       team_id: 7,
-      data: { issue: { id: 42, project_id: 3, number: 5, reference_code: 'API-5' }, dead_letter: { reason: 'payload_too_large', detail: prepared.failure.detail, size_bytes: prepared.failure.sizeBytes } },
+      data: {
+        issue: { id: 42, project_id: 3, number: 5, reference_code: 'API-5' },
+        dead_letter: { reason: 'payload_too_large', detail: prepared.failure.detail, size_bytes: prepared.failure.sizeBytes },
+      },
     });
     expect(prepared.failure.sizeBytes).toBeGreaterThan(Buffer.byteLength(big));
     expect(notice!.length).toBeLessThan(512);

@@ -52,7 +52,7 @@ export function permanentFailure(error: unknown): PermanentFailure | undefined {
     return reason ? { reason, detail: `JetStream refused the event: ${error.message}` } : undefined;
   }
   if (error instanceof Error && error.name === 'InvalidArgumentError' && /max_payload/.test(error.message)) {
-    return { reason: 'payload_too_large', detail: 'the event exceeds the NATS server\'s max_payload' };
+    return { reason: 'payload_too_large', detail: "the event exceeds the NATS server's max_payload" };
   }
   return undefined;
 }

@@ -265,7 +265,11 @@ export class OutboxRelay {
     const { js } = this.options;
     return inSpan(
       `${row.subject} publish`,
-      { kind: SpanKind.PRODUCER, parent: restoreTraceContext(row.trace_context), attributes: { 'messaging.system': 'nats', 'messaging.destination.name': row.subject, 'messaging.message.id': row.id } },
+      {
+        kind: SpanKind.PRODUCER,
+        parent: restoreTraceContext(row.trace_context),
+        attributes: { 'messaging.system': 'nats', 'messaging.destination.name': row.subject, 'messaging.message.id': row.id },
+      },
       () => js.publish(row.subject, message, { msgID: row.id, headers: injectTraceContext() }),
     );
   }

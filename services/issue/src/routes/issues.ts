@@ -1,7 +1,21 @@
 import type { Request, Router } from 'express';
 import { createIssueSchema, updateIssueSchema } from '@worklane/api-contract';
 import { listPageLimits } from '@worklane/config';
-import { bodyOf, byId, createdAnswer, idParam, notFound, parseBody, readPage, requireTeam, resource, rowsToFetch, sendPage, validationFailed, type PageLimits } from '@worklane/http';
+import {
+  bodyOf,
+  byId,
+  createdAnswer,
+  idParam,
+  notFound,
+  parseBody,
+  readPage,
+  requireTeam,
+  resource,
+  rowsToFetch,
+  sendPage,
+  validationFailed,
+  type PageLimits,
+} from '@worklane/http';
 import type { ProjectDirectory, TeamMembers } from '../clients/directories';
 import type { IssueStore, ProjectScope } from '../data/issues';
 import { referencePrefix } from '../domain/issue';

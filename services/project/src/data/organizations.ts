@@ -15,10 +15,11 @@ const COLUMNS = `id, team_id, name, ${timestamp('created_at')}, ${timestamp('upd
  * them (all when `take` is undefined, a set the per-team quota bounds).
  */
 export async function listOrganizations(db: Queryable, teamId: number, page: { take?: number | undefined; afterId?: number | undefined } = {}): Promise<Organization[]> {
-  const { rows } = await db.query<Organization>(
-    `SELECT ${COLUMNS} FROM organizations WHERE team_id = $1 AND id > $2 ORDER BY id LIMIT $3`,
-    [teamId, page.afterId ?? 0, page.take ?? null],
-  );
+  const { rows } = await db.query<Organization>(`SELECT ${COLUMNS} FROM organizations WHERE team_id = $1 AND id > $2 ORDER BY id LIMIT $3`, [
+    teamId,
+    page.afterId ?? 0,
+    page.take ?? null,
+  ]);
   return rows;
 }
 

@@ -106,11 +106,7 @@ async function retryingSlugRaces<T>(attempt: (serialised: boolean) => Promise<T>
  * organization is not in the team. The cursor sits in the join, so an organization past its last
  * project still yields its one row with no project, telling "empty" from "not yours".
  */
-export async function listProjects(
-  db: Queryable,
-  scope: ProjectScope,
-  page: { take?: number | undefined; afterId?: number | undefined } = {},
-): Promise<Project[] | undefined> {
+export async function listProjects(db: Queryable, scope: ProjectScope, page: { take?: number | undefined; afterId?: number | undefined } = {}): Promise<Project[] | undefined> {
   const { rows } = await db.query<Project>(
     `SELECT ${columns('p')}
        FROM organizations o LEFT JOIN projects p ON p.organization_id = o.id AND p.id > $3
@@ -136,10 +132,7 @@ export async function findProject(db: Queryable, scope: ProjectScope, projectId:
 
 /** How many projects the team holds, over all its organizations. */
 async function countTeamProjects(db: Queryable, teamId: number): Promise<number> {
-  const { rows } = await db.query<{ n: string }>(
-    `SELECT count(*) AS n FROM projects p JOIN organizations o ON o.id = p.organization_id WHERE o.team_id = $1`,
-    [teamId],
-  );
+  const { rows } = await db.query<{ n: string }>(`SELECT count(*) AS n FROM projects p JOIN organizations o ON o.id = p.organization_id WHERE o.team_id = $1`, [teamId]);
   return Number(rows[0]!.n);
 }
 
@@ -176,13 +169,7 @@ export function createProject(
  * Applies the fields present in `changes`. A new name gets a new slug; `updated_at` moves only
  * when something changed. Undefined when the project is not in the organization of the team.
  */
-export function updateProject(
-  pool: Pool,
-  scope: ProjectScope,
-  projectId: number,
-  changes: ProjectChanges,
-  onConflict?: OnSlugConflict,
-): Promise<Project | undefined> {
+export function updateProject(pool: Pool, scope: ProjectScope, projectId: number, changes: ProjectChanges, onConflict?: OnSlugConflict): Promise<Project | undefined> {
   return retryingSlugRaces(
     () =>
       withTransaction(pool, async (client) => {

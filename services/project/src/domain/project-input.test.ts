@@ -12,9 +12,8 @@ const errorsOf = (run: () => unknown): Record<string, string[]> => {
 };
 
 describe('isGithubRepository', () => {
-  it.each(['laravel/framework', 'a/b', 'octo-cat/hello.world', 'x1/_private-repo.v2', `${'a'.repeat(39)}/${'r'.repeat(100)}`, 'A-b-C/.github'])(
-    'accepts %s',
-    (value) => expect(isGithubRepository(value)).toBe(true),
+  it.each(['laravel/framework', 'a/b', 'octo-cat/hello.world', 'x1/_private-repo.v2', `${'a'.repeat(39)}/${'r'.repeat(100)}`, 'A-b-C/.github'])('accepts %s', (value) =>
+    expect(isGithubRepository(value)).toBe(true),
   );
 
   it.each([

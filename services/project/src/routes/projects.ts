@@ -1,7 +1,21 @@
 import type { Router } from 'express';
 import { createProjectInput, updateProjectInput } from '@worklane/api-contract';
 import type { Pool } from '@worklane/db';
-import { bodyOf, byId, createdAnswer, idParam, notFound, parseBody, readPage, resource, rowsToFetch, sendPage, streamWholeList, withQuotaAnswer, type PageLimits } from '@worklane/http';
+import {
+  bodyOf,
+  byId,
+  createdAnswer,
+  idParam,
+  notFound,
+  parseBody,
+  readPage,
+  resource,
+  rowsToFetch,
+  sendPage,
+  streamWholeList,
+  withQuotaAnswer,
+  type PageLimits,
+} from '@worklane/http';
 import { createProject, findProject, listProjects, updateProject, type OnSlugConflict, type Project } from '../data/projects';
 import { organizationScope } from './scope';
 
@@ -25,7 +39,11 @@ export function projectRoutes(router: Router, deps: ProjectRouteDeps): void {
       const scope = organizationScope(req);
       const page = readPage(req, PROJECT_LIST, deps.pageLimits, 'on-request');
       if (!page) {
-        const found = await streamWholeList<Project, number>(res, (afterId, take) => listProjects(pool, scope, { take, afterId }), (project) => project.id);
+        const found = await streamWholeList<Project, number>(
+          res,
+          (afterId, take) => listProjects(pool, scope, { take, afterId }),
+          (project) => project.id,
+        );
         if (!found) throw notFound();
         return;
       }

@@ -33,10 +33,11 @@ const USER_COLUMNS = `id, email, name, ${timestamp('created_at')}`;
 
 export async function insertUser(db: Queryable, user: { email: string; name: string; passwordHash: string }): Promise<UserRecord> {
   try {
-    const { rows } = await db.query<UserRecord>(
-      `INSERT INTO users (email, name, password_hash) VALUES ($1, $2, $3) RETURNING ${USER_COLUMNS}`,
-      [user.email, user.name, user.passwordHash],
-    );
+    const { rows } = await db.query<UserRecord>(`INSERT INTO users (email, name, password_hash) VALUES ($1, $2, $3) RETURNING ${USER_COLUMNS}`, [
+      user.email,
+      user.name,
+      user.passwordHash,
+    ]);
     return rows[0]!;
   } catch (error) {
     if (isUniqueViolation(error, 'users_email_key')) throw new DuplicateEmailError(user.email);
@@ -46,10 +47,7 @@ export async function insertUser(db: Queryable, user: { email: string; name: str
 
 /** The user with this address in any letter case. */
 export async function findUserByEmail(db: Queryable, email: string): Promise<UserWithPassword | undefined> {
-  const { rows } = await db.query<UserWithPassword>(
-    `SELECT ${USER_COLUMNS}, password_hash FROM users WHERE lower(email) = lower($1)`,
-    [email],
-  );
+  const { rows } = await db.query<UserWithPassword>(`SELECT ${USER_COLUMNS}, password_hash FROM users WHERE lower(email) = lower($1)`, [email]);
   return rows[0];
 }
 
@@ -66,10 +64,7 @@ export async function findTeam(db: Queryable, id: number): Promise<TeamRecord | 
 /** A new team with its first member as owner, both or neither. */
 export function insertTeamWithOwner(pool: Pool, name: string, ownerUserId: number): Promise<TeamRecord> {
   return withTransaction(pool, async (client) => {
-    const { rows } = await client.query<TeamRecord>(
-      `INSERT INTO teams (name) VALUES ($1) RETURNING id, name, ${timestamp('created_at')}`,
-      [name],
-    );
+    const { rows } = await client.query<TeamRecord>(`INSERT INTO teams (name) VALUES ($1) RETURNING id, name, ${timestamp('created_at')}`, [name]);
     const team = rows[0]!;
     await client.query(`INSERT INTO memberships (team_id, user_id, role) VALUES ($1, $2, 'owner')`, [team.id, ownerUserId]);
     return team;

@@ -54,13 +54,7 @@ export async function syncBuckets(db: Queryable, usage: readonly BucketUsage[]):
          ),
          updated_at = GREATEST(b.updated_at, EXCLUDED.updated_at)
        RETURNING scope, key, level`,
-    values: [
-      usage.map((u) => BUCKET_SCOPES[u.scope]),
-      usage.map((u) => u.id),
-      usage.map((u) => u.spent),
-      usage.map((u) => u.perSecond),
-      usage.map((u) => u.burst),
-    ],
+    values: [usage.map((u) => BUCKET_SCOPES[u.scope]), usage.map((u) => u.id), usage.map((u) => u.spent), usage.map((u) => u.perSecond), usage.map((u) => u.burst)],
   });
   return rows.map((row) => ({ scope: scopeOf(row.scope), id: Number(row.key), level: row.level }));
 }

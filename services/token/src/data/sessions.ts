@@ -15,11 +15,7 @@ export interface SessionLifetime {
 const EXPIRES_AT = `to_char(least(last_seen_at + make_interval(secs => $2), absolute_expires_at) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS expires_at`;
 const LIVE = `last_seen_at + make_interval(secs => $2) > now() AND absolute_expires_at > now()`;
 
-export async function insertSession(
-  db: Queryable,
-  session: { secretHash: string; userId: number; csrfToken: string },
-  lifetime: SessionLifetime,
-): Promise<SessionRecord> {
+export async function insertSession(db: Queryable, session: { secretHash: string; userId: number; csrfToken: string }, lifetime: SessionLifetime): Promise<SessionRecord> {
   const { rows } = await db.query<SessionRecord>(
     `INSERT INTO sessions (secret_hash, user_id, csrf_token, absolute_expires_at)
      VALUES ($1, $3, $4, now() + make_interval(secs => $5))
@@ -56,8 +52,8 @@ export async function deleteSession(db: Queryable, secretHash: string): Promise<
 
 /** Drops a user's sessions that can no longer be used, so the table does not grow forever. */
 export async function deleteExpiredSessions(db: Queryable, userId: number, lifetime: SessionLifetime): Promise<void> {
-  await db.query(
-    `DELETE FROM sessions WHERE user_id = $1 AND NOT (last_seen_at + make_interval(secs => $2) > now() AND absolute_expires_at > now())`,
-    [userId, lifetime.idleSeconds],
-  );
+  await db.query(`DELETE FROM sessions WHERE user_id = $1 AND NOT (last_seen_at + make_interval(secs => $2) > now() AND absolute_expires_at > now())`, [
+    userId,
+    lifetime.idleSeconds,
+  ]);
 }

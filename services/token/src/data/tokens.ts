@@ -25,11 +25,7 @@ const TOKEN_COLUMNS = `id, team_id, user_id, name, ${timestamp('created_at')}, $
 export class NotAMemberError extends Error {}
 
 /** Stores a new token unless the team holds `maxTokens` already (TeamQuotaExceededError). */
-export async function insertToken(
-  pool: Pool,
-  token: { teamId: number; userId: number; name: string; hash: string },
-  maxTokens: number,
-): Promise<ApiTokenRecord> {
+export async function insertToken(pool: Pool, token: { teamId: number; userId: number; name: string; hash: string }, maxTokens: number): Promise<ApiTokenRecord> {
   try {
     return await withTransaction(pool, async (client) => {
       await claimTeamQuota(client, {
@@ -38,10 +34,12 @@ export async function insertToken(
         limit: maxTokens,
         count: async (db) => Number((await db.query<{ n: string }>('SELECT count(*) AS n FROM api_tokens WHERE team_id = $1', [token.teamId])).rows[0]!.n),
       });
-      const { rows } = await client.query<ApiTokenRecord>(
-        `INSERT INTO api_tokens (team_id, user_id, name, token_hash) VALUES ($1, $2, $3, $4) RETURNING ${TOKEN_COLUMNS}`,
-        [token.teamId, token.userId, token.name, token.hash],
-      );
+      const { rows } = await client.query<ApiTokenRecord>(`INSERT INTO api_tokens (team_id, user_id, name, token_hash) VALUES ($1, $2, $3, $4) RETURNING ${TOKEN_COLUMNS}`, [
+        token.teamId,
+        token.userId,
+        token.name,
+        token.hash,
+      ]);
       return rows[0]!;
     });
   } catch (error) {
@@ -132,9 +130,6 @@ export async function deleteToken(db: Queryable, teamId: number, tokenId: number
 
 /** Milliseconds until `leaseUntil` (as deleteToken returned it) by the database's clock; 0 once it has passed. */
 export async function leaseRemainingMs(db: Queryable, leaseUntil: string): Promise<number> {
-  const { rows } = await db.query<{ remaining_ms: number }>(
-    `SELECT ceil(greatest(0, extract(epoch from $1::timestamptz - now()) * 1000))::float8 AS remaining_ms`,
-    [leaseUntil],
-  );
+  const { rows } = await db.query<{ remaining_ms: number }>(`SELECT ceil(greatest(0, extract(epoch from $1::timestamptz - now()) * 1000))::float8 AS remaining_ms`, [leaseUntil]);
   return Number(rows[0]!.remaining_ms);
 }

@@ -21,11 +21,7 @@ import { decoyHash, hashPassword, verifyPassword } from '../domain/passwords';
 import { hashToken } from '../domain/token-format';
 import { displayName, email, id, parseRequest } from './validation';
 
-const password = () =>
-  z
-    .string({ error: 'must be a string' })
-    .min(8, 'must be at least 8 characters')
-    .max(1024, 'must be at most 1024 characters');
+const password = () => z.string({ error: 'must be a string' }).min(8, 'must be at least 8 characters').max(1024, 'must be at most 1024 characters');
 
 /** Session secrets are 43 characters; anything much longer is not worth hashing. */
 const sessionSecret = () => z.string({ error: 'must be a string' }).min(1, 'must not be empty').max(256, 'is not a session id');
@@ -156,11 +152,7 @@ export function accountServiceHandlers({ pool, sessionLifetime }: AccountService
       await requireUser(input.user_id);
       await deleteExpiredSessions(pool, input.user_id, sessionLifetime);
       const secret = randomBytes(32).toString('base64url');
-      const session = await insertSession(
-        pool,
-        { secretHash: hashToken(secret), userId: input.user_id, csrfToken: randomBytes(32).toString('base64url') },
-        sessionLifetime,
-      );
+      const session = await insertSession(pool, { secretHash: hashToken(secret), userId: input.user_id, csrfToken: randomBytes(32).toString('base64url') }, sessionLifetime);
       return { id: secret, ...session };
     },
 

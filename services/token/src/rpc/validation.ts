@@ -38,17 +38,7 @@ function unstorableText(value: unknown, path: string[] = []): { field: string; p
 export const id = () => z.number({ error: 'must be a positive integer' }).int('must be a positive integer').positive('must be a positive integer');
 
 /** A display name: trimmed, 1 to 255 characters. */
-export const displayName = () =>
-  z
-    .string({ error: 'must be a string' })
-    .trim()
-    .min(1, 'must not be empty')
-    .max(255, 'must be 1 to 255 characters');
+export const displayName = () => z.string({ error: 'must be a string' }).trim().min(1, 'must not be empty').max(255, 'must be 1 to 255 characters');
 
 export const email = () =>
-  z
-    .string({ error: 'must be a string' })
-    .trim()
-    .min(1, 'must not be empty')
-    .max(254, 'must be at most 254 characters')
-    .pipe(z.email('must be a valid email address'));
+  z.string({ error: 'must be a string' }).trim().min(1, 'must not be empty').max(254, 'must be at most 254 characters').pipe(z.email('must be a valid email address'));

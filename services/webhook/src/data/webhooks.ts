@@ -45,10 +45,11 @@ const SUBSCRIPTION = 'id, team_id, url, events, active, secret_sealed';
  * (all when `take` is undefined, a set the per-team quota bounds).
  */
 export async function listWebhooks(db: Queryable, teamId: number, page: { take?: number | undefined; beforeId?: number | undefined } = {}): Promise<Webhook[]> {
-  const { rows } = await db.query<Webhook>(
-    `SELECT ${RESOURCE} FROM webhooks WHERE team_id = $1 AND ($2::bigint IS NULL OR id < $2) ORDER BY id DESC LIMIT $3`,
-    [teamId, page.beforeId ?? null, page.take ?? null],
-  );
+  const { rows } = await db.query<Webhook>(`SELECT ${RESOURCE} FROM webhooks WHERE team_id = $1 AND ($2::bigint IS NULL OR id < $2) ORDER BY id DESC LIMIT $3`, [
+    teamId,
+    page.beforeId ?? null,
+    page.take ?? null,
+  ]);
   return rows;
 }
 
@@ -69,10 +70,13 @@ export function createWebhook(pool: Pool, teamId: number, webhook: NewWebhook, m
       limit: maxWebhooks,
       count: async (db) => Number((await db.query<{ n: string }>('SELECT count(*) AS n FROM webhooks WHERE team_id = $1', [teamId])).rows[0]!.n),
     });
-    const { rows } = await client.query<Webhook>(
-      `INSERT INTO webhooks (team_id, url, events, active, secret_sealed) VALUES ($1, $2, $3, $4, $5) RETURNING ${RESOURCE}`,
-      [teamId, webhook.url, webhook.events, webhook.active, webhook.secretSealed],
-    );
+    const { rows } = await client.query<Webhook>(`INSERT INTO webhooks (team_id, url, events, active, secret_sealed) VALUES ($1, $2, $3, $4, $5) RETURNING ${RESOURCE}`, [
+      teamId,
+      webhook.url,
+      webhook.events,
+      webhook.active,
+      webhook.secretSealed,
+    ]);
     await recordIn?.(client, rows[0]!);
     return rows[0]!;
   });
@@ -86,10 +90,10 @@ const sameEvents = (a: readonly string[], b: readonly string[]) => a.length === 
  */
 export function updateWebhook(pool: Pool, teamId: number, webhookId: number, changes: WebhookChanges): Promise<Webhook | undefined> {
   return withTransaction(pool, async (client) => {
-    const { rows } = await client.query<Webhook & { secret_sealed: string | null }>(
-      `SELECT ${RESOURCE}, secret_sealed FROM webhooks WHERE id = $1 AND team_id = $2 FOR UPDATE`,
-      [webhookId, teamId],
-    );
+    const { rows } = await client.query<Webhook & { secret_sealed: string | null }>(`SELECT ${RESOURCE}, secret_sealed FROM webhooks WHERE id = $1 AND team_id = $2 FOR UPDATE`, [
+      webhookId,
+      teamId,
+    ]);
     const current = rows[0];
     if (!current) return undefined;
     const { secret_sealed: currentSecret, ...resource } = current;
@@ -100,8 +104,7 @@ export function updateWebhook(pool: Pool, teamId: number, webhookId: number, cha
       // A new secret always counts as a change: sealed values never compare equal.
       secretSealed: changes.secretSealed === undefined ? currentSecret : changes.secretSealed,
     };
-    const unchanged =
-      next.url === current.url && sameEvents(next.events, current.events) && next.active === current.active && next.secretSealed === currentSecret;
+    const unchanged = next.url === current.url && sameEvents(next.events, current.events) && next.active === current.active && next.secretSealed === currentSecret;
     if (unchanged) return resource;
     const updated = await client.query<Webhook>(
       `UPDATE webhooks SET url = $2, events = $3, active = $4, secret_sealed = $5, updated_at = now() WHERE id = $1 RETURNING ${RESOURCE}`,
@@ -119,10 +122,7 @@ export async function deleteWebhook(db: Queryable, teamId: number, webhookId: nu
 
 /** Active webhooks of the team subscribed to `event`, oldest first. */
 export async function listSubscriptions(db: Queryable, teamId: number, event: WebhookEvent): Promise<SealedSubscription[]> {
-  const { rows } = await db.query<SealedSubscription>(
-    `SELECT ${SUBSCRIPTION} FROM webhooks WHERE team_id = $1 AND active AND $2 = ANY (events) ORDER BY id`,
-    [teamId, event],
-  );
+  const { rows } = await db.query<SealedSubscription>(`SELECT ${SUBSCRIPTION} FROM webhooks WHERE team_id = $1 AND active AND $2 = ANY (events) ORDER BY id`, [teamId, event]);
   return rows;
 }
 

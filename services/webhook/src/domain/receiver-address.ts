@@ -20,12 +20,7 @@ const MESSAGES: Record<AddressRefusal, string> = {
  * 422 on `url`. The delivery service checks again on every attempt, so this is the early answer
  * to the client, not the only defence.
  */
-export async function requirePublicReceiver(
-  url: string,
-  policy: ReceiverPolicy,
-  logger: Logger,
-  onRefusal: (reason: AddressRefusal) => void,
-): Promise<void> {
+export async function requirePublicReceiver(url: string, policy: ReceiverPolicy, logger: Logger, onRefusal: (reason: AddressRefusal) => void): Promise<void> {
   const { hostname } = new URL(url);
   try {
     await resolvePublicAddresses(hostname, policy.allowedCidrs, { lookup: policy.lookup, timeoutMs: policy.timeoutMs });

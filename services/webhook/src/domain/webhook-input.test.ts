@@ -12,9 +12,8 @@ const errorsOf = (run: () => unknown): Record<string, string[]> => {
 };
 
 describe('urlSyntaxProblem', () => {
-  it.each(['https://hooks.example.com/worklane', 'HTTPS://Hooks.Example.com:8443/a?b=c#d', 'https://8.8.8.8/hook', 'https://[2001:4860:4860::8888]/'])(
-    'accepts %s',
-    (url) => expect(urlSyntaxProblem(url)).toBeUndefined(),
+  it.each(['https://hooks.example.com/worklane', 'HTTPS://Hooks.Example.com:8443/a?b=c#d', 'https://8.8.8.8/hook', 'https://[2001:4860:4860::8888]/'])('accepts %s', (url) =>
+    expect(urlSyntaxProblem(url)).toBeUndefined(),
   );
 
   it.each([

@@ -1,7 +1,21 @@
 import type { Request, Router } from 'express';
 import { createWebhookInput, updateWebhookInput } from '@worklane/api-contract';
 import type { Pool } from '@worklane/db';
-import { bodyOf, byId, createdAnswer, idParam, notFound, parseBody, readPage, requireTeam, resource, rowsToFetch, sendPage, withQuotaAnswer, type PageLimits } from '@worklane/http';
+import {
+  bodyOf,
+  byId,
+  createdAnswer,
+  idParam,
+  notFound,
+  parseBody,
+  readPage,
+  requireTeam,
+  resource,
+  rowsToFetch,
+  sendPage,
+  withQuotaAnswer,
+  type PageLimits,
+} from '@worklane/http';
 import type { Logger } from '@worklane/observability';
 import type { AddressRefusal, SecretBox } from '@worklane/webhooks';
 import { createWebhook, deleteWebhook, findWebhook, listWebhooks, updateWebhook, type Webhook } from '../data/webhooks';

@@ -61,10 +61,7 @@ function acceptInstalled(tool, bin, where, env) {
     return null;
   }
   if (atLeast(version, tool.minimum)) return { bin, version: formatVersion(version), from: where };
-  say(
-    `${tool.name} ${formatVersion(version)} at ${bin} (${where}) is older than the ${tool.minimum} Worklane needs: ` +
-      `skipping it, using the pinned ${tool.pinned}`,
-  );
+  say(`${tool.name} ${formatVersion(version)} at ${bin} (${where}) is older than the ${tool.minimum} Worklane needs: ` + `skipping it, using the pinned ${tool.pinned}`);
   return null;
 }
 

@@ -79,22 +79,17 @@ export function wrapperGoMod(version, modules) {
 /** -ldflags stamping the version into k8s.io/component-base and client-go, as the release build does. */
 export function versionLdflags(version) {
   const [major, minor] = parseVersion(version);
-  const stamp = (pkg) => [
-    `-X ${pkg}.gitVersion=v${version}`,
-    `-X ${pkg}.gitMajor=${major}`,
-    `-X ${pkg}.gitMinor=${minor}`,
-    `-X ${pkg}.gitTreeState=clean`,
-  ];
-  return ['-s', '-w', ...stamp('k8s.io/component-base/version'), ...stamp('k8s.io/client-go/pkg/version'), '-X k8s.io/component-base/version.buildDate=1970-01-01T00:00:00Z'].join(' ');
+  const stamp = (pkg) => [`-X ${pkg}.gitVersion=v${version}`, `-X ${pkg}.gitMajor=${major}`, `-X ${pkg}.gitMinor=${minor}`, `-X ${pkg}.gitTreeState=clean`];
+  return ['-s', '-w', ...stamp('k8s.io/component-base/version'), ...stamp('k8s.io/client-go/pkg/version'), '-X k8s.io/component-base/version.buildDate=1970-01-01T00:00:00Z'].join(
+    ' ',
+  );
 }
 
 /** Builds the named binaries at the pinned version in one `go build`; returns {name: path}. */
 export async function buildKubernetes(names, env = process.env) {
   const go = findGo(env);
   if (!go) {
-    throw new UserError(
-      `Building Kubernetes ${pinned} needs Go ${TOOLS.go.minimum}+: install it (Debian: \`sudo apt-get install -y golang-go\`) and run again.`,
-    );
+    throw new UserError(`Building Kubernetes ${pinned} needs Go ${TOOLS.go.minimum}+: install it (Debian: \`sudo apt-get install -y golang-go\`) and run again.`);
   }
   const workDir = path.join(userCacheDir(env), 'build', `kubernetes-${pinned}`);
   fs.mkdirSync(workDir, { recursive: true });
@@ -111,11 +106,10 @@ export async function buildKubernetes(names, env = process.env) {
   }
   const outDir = path.join(workDir, 'bin');
   fs.mkdirSync(outDir, { recursive: true });
-  await runChecked(
-    go,
-    ['build', '-trimpath', `-ldflags=${versionLdflags(pinned)}`, '-o', `${outDir}/`, ...names.map((name) => KUBERNETES_BINARIES[name].pkg)],
-    { cwd: workDir, env: buildEnv },
-  );
+  await runChecked(go, ['build', '-trimpath', `-ldflags=${versionLdflags(pinned)}`, '-o', `${outDir}/`, ...names.map((name) => KUBERNETES_BINARIES[name].pkg)], {
+    cwd: workDir,
+    env: buildEnv,
+  });
   const result = {};
   for (const name of names) {
     const built = path.join(outDir, name);

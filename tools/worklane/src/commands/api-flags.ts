@@ -11,5 +11,4 @@ export const PAGE_FLAGS: Flag[] = [
 
 /** What `--help` of every API command says about where it calls. */
 export const API_DETAILS =
-  'Calls the API (GATEWAY_URL, taken from a running `npm start` when not set) as the API token in WORKLANE_TOKEN,\n' +
-  "and prints the API's JSON answer as one line.";
+  'Calls the API (GATEWAY_URL, taken from a running `npm start` when not set) as the API token in WORKLANE_TOKEN,\n' + "and prints the API's JSON answer as one line.";

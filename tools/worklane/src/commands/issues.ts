@@ -47,7 +47,9 @@ export const issueList: Command = {
   flags: [TEAM_FLAG, ORGANIZATION_FLAG, PROJECT_FLAG, ...PAGE_FLAGS],
   async run(context) {
     const query = { limit: optionalIdFlag(context, 'limit'), cursor: optionalStringFlag(context, 'cursor') };
-    const page = await context.api.call((api) => api.GET('/teams/{team}/organizations/{organization}/projects/{project}/issues', { params: { path: projectPath(context), query } }));
+    const page = await context.api.call((api) =>
+      api.GET('/teams/{team}/organizations/{organization}/projects/{project}/issues', { params: { path: projectPath(context), query } }),
+    );
     context.print(page);
   },
 };

@@ -89,6 +89,10 @@ export async function startSystem(options: StartSystemOptions = {}): Promise<Sys
   };
   const envs = serviceEnv({ databaseUrl: database.url, natsUrl, keys, ports });
   const shared: Env = { ...sharedEnv({ databaseUrl: database.url, natsUrl, keys, ports }), ...extra };
+  // The system's own gateway lets the tests' bursts through (suites create hundreds of objects
+  // back to back); the rates stay the defaults. The rate-limit tests start gateways of their own
+  // with the limits they test (startService takes none of these).
+  envs.gateway = { ...envs.gateway, RATE_LIMIT_BURST: '100000', RATE_LIMIT_TEAM_BURST: '100000' };
   for (const name of Object.keys(envs) as ServiceName[]) {
     envs[name] = { ...envs[name], ...extra };
     for (const [k, v] of Object.entries(options.serviceEnv?.[name] ?? {})) {

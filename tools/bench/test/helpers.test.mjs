@@ -3,16 +3,19 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
-import { chartMemoryLimitsMiB, quantityMiB } from '../src/chart-limits.mjs';
+import { chartMemoryLimitsMiB, memoryLimitMiB, quantityMiB } from '../src/chart-limits.mjs';
 import { nextLink, tally } from '../src/http-client.mjs';
 import { openLoop, percentile } from '../src/stats.mjs';
 
 describe('chart memory limits', () => {
-  it('reads a limit for every service from the chart', () => {
+  it('reads a limit for every service from the chart, its own or serviceDefaults', () => {
     const limits = chartMemoryLimitsMiB();
+    expect(limits.serviceDefaults).toBeGreaterThan(0);
     for (const service of ['gateway', 'token', 'project', 'webhook', 'issue', 'delivery', 'console']) {
-      expect(limits[service]).toBeGreaterThan(0);
+      expect(memoryLimitMiB(limits, service)).toBeGreaterThan(0);
     }
+    expect(memoryLimitMiB({ serviceDefaults: 256, delivery: 384 }, 'delivery')).toBe(384);
+    expect(memoryLimitMiB({ serviceDefaults: 256, delivery: 384 }, 'token')).toBe(256);
   });
 
   it('takes resources.limits.memory of each top-level block, nothing else', () => {

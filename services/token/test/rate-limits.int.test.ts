@@ -1,49 +1,32 @@
 // SyncRateLimits, the gateway replicas' shared API rate limits, in-process against a real
 // PostgreSQL database: spending of several replicas adds up in one bucket per key, buckets refill
 // by the time elapsed, debts stop at one burst, refilled buckets are swept, only the gateway calls.
-import { join } from 'node:path';
-import { createPool, migrate, type Pool } from '@worklane/db';
+import type { Pool } from '@worklane/db';
 import { createGrpcClient, grpc, unaryCall } from '@worklane/grpc';
-import { createLogger, createMetrics } from '@worklane/observability';
 import { loadProto, type TokenProto, type tokenV1 } from '@worklane/proto';
-import { createTestDatabase, publicKeysOf, signerOf, signingKeyPairs, type TestDatabase } from '@worklane/testing';
-import { createApp, type TokenApp } from '../src/app';
-import { TRUSTED_PRINCIPALS } from '../src/config';
+import { signerOf } from '@worklane/testing';
 import { deleteFullBuckets } from '../src/data/rate-limit-buckets';
+import { startInProcessTokenService, type InProcessTokenService } from './support/in-process';
 
 jest.setTimeout(60_000);
 
-let database: TestDatabase;
+let service: InProcessTokenService;
 let pool: Pool;
-let app: TokenApp;
 let gateway: tokenV1.TokenServiceClient;
 let console: tokenV1.TokenServiceClient;
-const keys = signingKeyPairs();
 
 beforeAll(async () => {
-  database = await createTestDatabase();
-  await migrate(database.url, 'token', join(__dirname, '..', 'migrations'));
-  pool = createPool({ url: database.url, schema: 'token', max: 5, applicationName: 'token-rate-limit-test' });
-  app = createApp({
-    pool,
-    logger: createLogger('token', 'silent'),
-    metrics: createMetrics('token'),
-    publicKeys: publicKeysOf(keys, TRUSTED_PRINCIPALS),
-    sessionLifetime: { idleSeconds: 3600, absoluteSeconds: 86_400 },
-    isReady: () => true,
-  });
-  const address = `127.0.0.1:${await app.grpc.listen('127.0.0.1', 0)}`;
+  service = await startInProcessTokenService('token-rate-limit-test', { poolMax: 5 });
+  pool = service.pool;
   const { v1 } = loadProto<TokenProto>('token').worklane.token;
-  gateway = createGrpcClient(v1.TokenService, address, { caller: 'gateway', signingKey: signerOf(keys, 'gateway').key });
-  console = createGrpcClient(v1.TokenService, address, { caller: 'console', signingKey: signerOf(keys, 'console').key });
+  gateway = createGrpcClient(v1.TokenService, service.address, { caller: 'gateway', signingKey: signerOf(service.keys, 'gateway').key });
+  console = createGrpcClient(v1.TokenService, service.address, { caller: 'console', signingKey: signerOf(service.keys, 'console').key });
 });
 
 afterAll(async () => {
   gateway?.close();
   console?.close();
-  await app?.grpc.shutdown();
-  await pool?.end();
-  await database?.drop();
+  await service?.stop();
 });
 
 type Usage = tokenV1.RateLimitUsage;

@@ -1,52 +1,30 @@
 // The per-team quota on API tokens (TEAM_MAX_API_TOKENS): CreateToken beyond it answers
 // RESOURCE_EXHAUSTED naming the limit, race-free, per team; revoking a token frees a slot.
-import { join } from 'node:path';
-import { createPool, migrate, type Pool } from '@worklane/db';
 import { createGrpcClient, grpc, unaryCall } from '@worklane/grpc';
-import { createLogger, createMetrics } from '@worklane/observability';
 import { loadProto, type TokenProto, type tokenV1 } from '@worklane/proto';
-import { createTestDatabase, publicKeysOf, signerOf, signingKeyPairs, type TestDatabase } from '@worklane/testing';
-import { createApp, type TokenApp } from '../src/app';
-import { TRUSTED_PRINCIPALS } from '../src/config';
+import { signerOf } from '@worklane/testing';
+import { startInProcessTokenService, type InProcessTokenService } from './support/in-process';
 
 jest.setTimeout(60_000);
 
 const MAX_TOKENS = 4;
 
-let database: TestDatabase;
-let pool: Pool;
-let app: TokenApp;
+let service: InProcessTokenService;
 let tokens: tokenV1.TokenServiceClient;
 let accounts: tokenV1.AccountServiceClient;
-const keys = signingKeyPairs();
 
 beforeAll(async () => {
-  database = await createTestDatabase();
-  await migrate(database.url, 'token', join(__dirname, '..', 'migrations'));
-  pool = createPool({ url: database.url, schema: 'token', max: 8, applicationName: 'token-quota-test' });
-  app = createApp({
-    pool,
-    logger: createLogger('token', 'silent'),
-    metrics: createMetrics('token'),
-    publicKeys: publicKeysOf(keys, TRUSTED_PRINCIPALS),
-    sessionLifetime: { idleSeconds: 3600, absoluteSeconds: 86_400 },
-    isReady: () => true,
-    tokenCacheMaxTtlMs: 0,
-    maxTokensPerTeam: MAX_TOKENS,
-  });
-  const address = `127.0.0.1:${await app.grpc.listen('127.0.0.1', 0)}`;
+  service = await startInProcessTokenService('token-quota-test', { poolMax: 8, deps: { tokenCacheMaxTtlMs: 0, maxTokensPerTeam: MAX_TOKENS } });
   const { v1 } = loadProto<TokenProto>('token').worklane.token;
-  const console = signerOf(keys, 'console');
-  tokens = createGrpcClient(v1.TokenService, address, { caller: 'console', signingKey: console.key });
-  accounts = createGrpcClient(v1.AccountService, address, { caller: 'console', signingKey: console.key });
+  const console = signerOf(service.keys, 'console');
+  tokens = createGrpcClient(v1.TokenService, service.address, { caller: 'console', signingKey: console.key });
+  accounts = createGrpcClient(v1.AccountService, service.address, { caller: 'console', signingKey: console.key });
 });
 
 afterAll(async () => {
   tokens?.close();
   accounts?.close();
-  await app?.grpc.shutdown();
-  await pool?.end();
-  await database?.drop();
+  await service?.stop();
 });
 
 type Client = Record<string, (...args: any[]) => unknown>;

@@ -34,6 +34,7 @@ function entryLines(service: ServiceInfo): string[] {
     ['allowedCidrs', reads('WEBHOOK_ALLOWED_CIDRS')],
     ['lists', reads('LIST_DEFAULT_LIMIT')],
     ['retryAfter', reads('UNAVAILABLE_RETRY_AFTER_SECONDS')],
+    ['idempotency', reads('IDEMPOTENCY_KEY_TTL_HOURS')],
   ];
   const lines = [`${service.name}:`];
   for (const [key, value] of fields) {
@@ -73,6 +74,7 @@ export function renderChartCatalog(): string {
     '  allowedCidrs     reads WEBHOOK_ALLOWED_CIDRS (private receiver ranges let through)',
     '  lists            serves API lists: reads the page-size and API-input settings',
     '  retryAfter       answers requests: reads UNAVAILABLE_RETRY_AFTER_SECONDS (its 503s)',
+    '  idempotency      answers POSTs with an Idempotency-Key: reads the IDEMPOTENCY_* settings',
     '*/}}',
     '{{- define "worklane.catalog" -}}',
     ...SERVICES.flatMap(entryLines),

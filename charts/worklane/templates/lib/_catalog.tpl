@@ -25,6 +25,7 @@ and allowed in one place.
   allowedCidrs     reads WEBHOOK_ALLOWED_CIDRS (private receiver ranges let through)
   lists            serves API lists: reads the page-size and API-input settings
   retryAfter       answers requests: reads UNAVAILABLE_RETRY_AFTER_SECONDS (its 503s)
+  idempotency      answers POSTs with an Idempotency-Key: reads the IDEMPOTENCY_* settings
 */}}
 {{- define "worklane.catalog" -}}
 gateway:
@@ -51,6 +52,7 @@ project:
   trusts: [gateway, console, issue, cli]
   lists: true
   retryAfter: true
+  idempotency: true
 webhook:
   http: 8082
   grpc: 7003
@@ -62,6 +64,7 @@ webhook:
   allowedCidrs: true
   lists: true
   retryAfter: true
+  idempotency: true
 issue:
   http: 8083
   database: true
@@ -72,6 +75,7 @@ issue:
   trusts: [gateway, console]
   lists: true
   retryAfter: true
+  idempotency: true
 delivery:
   http: 8084
   database: true
@@ -83,6 +87,7 @@ delivery:
   allowedCidrs: true
   lists: true
   retryAfter: true
+  idempotency: true
 console:
   http: 8085
   public: true

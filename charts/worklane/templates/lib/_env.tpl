@@ -104,6 +104,16 @@ the client's before it. Trusting exactly those hops ignores whatever the client 
 {{- if $svc.retryAfter -}}
 {{- $_ := set $data "UNAVAILABLE_RETRY_AFTER_SECONDS" (printf "%d" (int64 $root.Values.unavailable.retryAfterSeconds)) -}}
 {{- end -}}
+{{- /* POSTs with an Idempotency-Key: how long a first answer is replayed, and its store's upkeep. */ -}}
+{{- if $svc.idempotency -}}
+{{- with $root.Values.idempotency -}}
+{{- $_ := set $data "IDEMPOTENCY_KEY_TTL_HOURS" (printf "%d" (int64 .keyTtlHours)) -}}
+{{- $_ := set $data "IDEMPOTENCY_LEASE_MS" (printf "%d" (int64 .leaseMs)) -}}
+{{- $_ := set $data "IDEMPOTENCY_RESPONSE_MAX_BYTES" (printf "%d" (int64 .responseMaxBytes)) -}}
+{{- $_ := set $data "IDEMPOTENCY_RETENTION_INTERVAL_MS" (printf "%d" (int64 .retentionIntervalMs)) -}}
+{{- $_ := set $data "IDEMPOTENCY_RETENTION_BATCH_SIZE" (printf "%d" (int64 .retentionBatchSize)) -}}
+{{- end -}}
+{{- end -}}
 {{- if eq .component "gateway" -}}
 {{- $_ := set $data "REQUEST_BODY_MAX_BYTES" (printf "%d" (int64 $root.Values.apiInput.maxBodyBytes)) -}}
 {{- with $root.Values.apiRateLimits -}}

@@ -16,6 +16,10 @@ export const ERROR_CODES = {
   webhook_deleted: { status: 409, description: 'A redelivery whose webhook has been deleted.' },
   event_dead_lettered: { status: 409, description: 'A redelivery of an event that was dead-lettered: it was never published.' },
   quota_exceeded: { status: 409, description: 'A create that would take the team past one of its quotas; `limit` says which number.' },
+  secret_rotation_limit: {
+    status: 409,
+    description: 'A secret rotation while the webhook already has as many old secrets still signing as allowed (`limit`): wait until one expires, or rotate with no overlap.',
+  },
   idempotency_key_in_use: { status: 409, description: 'A POST with the same `Idempotency-Key` is still being processed; retry once it has finished (`Retry-After`).' },
   payload_too_large: { status: 413, description: 'The request body is larger than the limit (1 MiB by default).' },
   unsupported_media_type: { status: 415, description: 'The request body is not JSON (`Content-Type: application/json`, UTF-8, not compressed).' },
@@ -59,7 +63,7 @@ export const errorBody = z
       .optional()
       .meta({ description: 'On a 422: messages per field; array items and nested fields as `events.1`, the body as a whole as `body`.' }),
     errors_omitted: z.number().int().min(1).optional().meta({ description: 'On a 422 that lists only some of its field errors: how many more there were.' }),
-    limit: z.number().int().min(0).optional().meta({ description: 'With `quota_exceeded`: the quota the team reached.' }),
+    limit: z.number().int().min(0).optional().meta({ description: 'With `quota_exceeded`: the quota the team reached; with `secret_rotation_limit`: the old secrets a webhook may hold.' }),
   })
   .meta({
     description: 'The error shape of every 4xx and 5xx answer.',

@@ -214,6 +214,15 @@ const CONFLICTS: Record<ConflictKind, { description: string; example: Json }> = 
     description: 'The webhook is inactive (`webhook_inactive`) or deleted (`webhook_deleted`), or the event was dead-lettered (`event_dead_lettered`).',
     example: { message: 'The webhook is inactive; activate it to receive deliveries.', code: 'webhook_inactive' },
   },
+  rotation: {
+    description:
+      'The webhook already has as many old secrets still signing as allowed (`secret_rotation_limit`, with the `limit`): wait until the oldest expires, or rotate with `overlap_seconds: 0`.',
+    example: {
+      message: 'The webhook already has 5 old secrets that still sign; wait until one expires or rotate with overlap_seconds 0.',
+      code: 'secret_rotation_limit',
+      limit: 5,
+    },
+  },
 };
 
 const IN_USE = {
@@ -225,7 +234,7 @@ function operationObject(operation: Operation): Json {
   const parameters: Json[] = pathParameters(operation.path).map((name) => ref('parameters', PATH_PARAMETERS[name].component));
   if (operation.paging) parameters.push(ref('parameters', 'Limit'), ref('parameters', 'Cursor'));
   // Every POST of the API takes an Idempotency-Key.
-  const idempotent = operation.method === 'post' && !operation.public;
+  const idempotent = operation.method === 'post' && !operation.public && operation.idempotent !== false;
   if (idempotent) parameters.push(ref('parameters', 'IdempotencyKey'));
 
   const success = operation.success;

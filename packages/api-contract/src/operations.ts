@@ -3,13 +3,13 @@ import { pageOf, wholeListOf } from './common';
 import { delivery, deliveryDetail } from './deliveries';
 import { issue, createIssueSchema, updateIssueSchema } from './issues';
 import { createOrganizationInput, createProjectInput, organization, project, updateProjectInput } from './projects';
-import { createWebhookInput, updateWebhookInput, webhook } from './webhooks';
+import { createWebhookInput, rotateSecretInput, rotatedWebhook, updateWebhookInput, webhook } from './webhooks';
 
 /** The path parameters of the API: integer ids, and the delivery's UUID. */
 export type PathParameter = 'team' | 'organization' | 'project' | 'issue' | 'webhook' | 'delivery';
 
 /** What one operation's 409 means, when it has one. */
-export type ConflictKind = 'quota' | 'ping' | 'redeliver';
+export type ConflictKind = 'quota' | 'ping' | 'redeliver' | 'rotation';
 
 /** A link from a response to the operations it makes possible (OpenAPI links). */
 export interface OperationLink {
@@ -28,6 +28,11 @@ export interface Operation {
   description: string;
   /** Served without a token (only the API description itself). */
   public?: true;
+  /**
+   * false: a POST that does not take an `Idempotency-Key`, because its answer holds a secret that
+   * is shown once and never stored in clear (a key's answer is stored to be replayed).
+   */
+  idempotent?: false;
   /** `limit` and `cursor`: a list that always pages, or one that pages only when asked to. */
   paging?: 'always' | 'on-request';
   /** The JSON request body and its component name. */
@@ -60,6 +65,7 @@ export const RESPONSE_SCHEMAS = {
   Project: project,
   Issue: issue,
   Webhook: webhook,
+  RotatedWebhook: rotatedWebhook,
   Delivery: delivery,
   DeliveryDetail: deliveryDetail,
   OrganizationPage: pageOf(organization, 'A page of organizations, in creation order.'),
@@ -77,6 +83,7 @@ export const REQUEST_SCHEMAS = {
   IssueUpdate: updateIssueSchema,
   WebhookCreate: createWebhookInput,
   WebhookUpdate: updateWebhookInput,
+  SecretRotation: rotateSecretInput,
 };
 
 const response = (name: keyof typeof RESPONSE_SCHEMAS) => schema(name, RESPONSE_SCHEMAS[name]);
@@ -274,6 +281,19 @@ export const OPERATIONS: readonly Operation[] = [
     description: 'Changes the fields sent. Deactivating a webhook stops its pending deliveries.',
     body: request('WebhookUpdate'),
     success: { status: 200, description: 'The webhook after the change.', body: response('Webhook') },
+  },
+  {
+    operationId: 'rotateWebhookSecret',
+    method: 'post',
+    path: `${WEBHOOK}/secret/rotate`,
+    tag: 'Webhooks',
+    summary: 'Rotate a webhook’s secret',
+    description:
+      'Replaces the signing secret with the one sent, or a generated one, and answers it this once. The replaced secret keeps signing `webhook-signature` next to the new one for `overlap_seconds` (24 hours by default), so receivers can switch without a gap; `X-Webhook-Signature` uses the new secret at once. A webhook holds a bounded number of old secrets still signing (5 by default): beyond it the rotation is refused. Its answer holds the new secret, which is never stored in clear, so it cannot be replayed: a retry rotates again (the secret of the lost answer keeps signing through the overlap).',
+    body: request('SecretRotation'),
+    idempotent: false,
+    conflict: 'rotation',
+    success: { status: 200, description: 'The webhook with its new secret.', body: response('RotatedWebhook') },
   },
   {
     operationId: 'deleteWebhook',

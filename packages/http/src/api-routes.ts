@@ -26,6 +26,7 @@ export const API_ROUTES: readonly ApiRoute[] = [
   { template: `${PROJECT}/issues/:issue`, methods: ['GET', 'PATCH'], upstream: 'issue' },
   { template: `${TEAM}/webhooks`, methods: ['GET', 'POST'], upstream: 'webhook' },
   { template: `${TEAM}/webhooks/:webhook`, methods: ['GET', 'PATCH', 'DELETE'], upstream: 'webhook' },
+  { template: `${TEAM}/webhooks/:webhook/secret/rotate`, methods: ['POST'], upstream: 'webhook' },
   { template: `${TEAM}/webhooks/:webhook/ping`, methods: ['POST'], upstream: 'delivery' },
   { template: `${TEAM}/webhooks/:webhook/deliveries`, methods: ['GET'], upstream: 'delivery' },
   { template: `${TEAM}/deliveries/:delivery`, methods: ['GET'], upstream: 'delivery' },

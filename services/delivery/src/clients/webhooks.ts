@@ -3,22 +3,48 @@ import { createGrpcClient, grpc, unaryCall } from '@worklane/grpc';
 import { DependencyUnavailableError } from '@worklane/observability';
 import { loadProto, type WebhookProto, type webhookV1 } from '@worklane/proto';
 
-/** A webhook as the delivery service needs it, secret included. Never logged, never returned. */
+/** A secret replaced by a rotation that still signs `webhook-signature` until it expires. */
+export interface PreviousSecret {
+  secret: string;
+  /** Unix milliseconds after which it no longer signs. */
+  expiresAtMs: number;
+}
+
+/** A webhook as the delivery service needs it, secrets included. Never logged, never returned. */
 export interface WebhookTarget {
   id: number;
   teamId: number;
   url: string;
   events: string[];
   active: boolean;
-  /** Null when the webhook has no secret. */
+  /** The newest secret (it alone signs X-Webhook-Signature); null when the webhook has none. */
   secret: string | null;
+  /** Secrets of a rotation whose overlap has not ended, newest first. */
+  previousSecrets: PreviousSecret[];
+  /** Base64 of the 32-byte ed25519 seed when the webhook also signs with `v1a`; null otherwise. */
+  ed25519PrivateKey: string | null;
+  /** The webhook's scope besides its events: an empty list means every organization / project. */
+  organizationIds: number[];
+  projectIds: number[];
+  /** Deliveries per second at most to the endpoint; null when there is no limit. */
+  rateLimitPerSecond: number | null;
+  /** The operational events it opted in to (webhook.failing, webhook.disabled). */
+  operationalEvents: string[];
 }
 
 export interface WebhookDirectory {
-  /** Active webhooks of the team subscribed to `event`. */
+  /**
+   * Active webhooks of the team subscribed to `event`: an issue event through `events`, an
+   * operational event (webhook.failing, webhook.disabled) through `operational_events`.
+   */
   listSubscriptions(teamId: number, event: string): Promise<WebhookTarget[]>;
   /** Undefined when the webhook does not exist in the team (deleted). */
   getWebhook(teamId: number, webhookId: number): Promise<WebhookTarget | undefined>;
+  /**
+   * Switches the webhook off with `reason` recorded on it (auto-disable); one that is inactive
+   * already is answered unchanged. Undefined when it does not exist in the team.
+   */
+  disableWebhook(teamId: number, webhookId: number, reason: string): Promise<WebhookTarget | undefined>;
 }
 
 /**
@@ -39,6 +65,12 @@ const toTarget = (subscription: webhookV1.Subscription__Output): WebhookTarget =
   events: subscription.events,
   active: subscription.active,
   secret: subscription.secret === '' ? null : subscription.secret,
+  previousSecrets: subscription.previous_secrets.map((previous) => ({ secret: previous.secret, expiresAtMs: previous.expires_at_ms })),
+  ed25519PrivateKey: subscription.ed25519_private_key === '' ? null : subscription.ed25519_private_key,
+  organizationIds: subscription.organization_ids,
+  projectIds: subscription.project_ids,
+  rateLimitPerSecond: subscription.rate_limit_per_second > 0 ? subscription.rate_limit_per_second : null,
+  operationalEvents: subscription.operational_events,
 });
 
 /** Any failure but NOT_FOUND means "ask again later": none of them says anything about the webhook. */
@@ -66,6 +98,17 @@ export function grpcWebhookDirectory(address: string, options: { caller: string;
           client.GetWebhook({ team_id: teamId, webhook_id: webhookId }, metadata, callOptions, done),
         );
         return toTarget(subscription);
+      } catch (error) {
+        if ((error as grpc.ServiceError)?.code === grpc.status.NOT_FOUND) return undefined;
+        return unavailable(error);
+      }
+    },
+    async disableWebhook(teamId, webhookId, reason) {
+      try {
+        const response = await unaryCall<webhookV1.DisableWebhookResponse__Output>((metadata, callOptions, done) =>
+          client.DisableWebhook({ team_id: teamId, webhook_id: webhookId, reason }, metadata, callOptions, done),
+        );
+        return response.webhook ? toTarget(response.webhook) : undefined;
       } catch (error) {
         if ((error as grpc.ServiceError)?.code === grpc.status.NOT_FOUND) return undefined;
         return unavailable(error);

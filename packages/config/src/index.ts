@@ -104,6 +104,7 @@ export {
   type Signer,
 } from './keys';
 export {
+  API_STACK,
   GRPC_SERVICES,
   HTTP_CALLEES,
   SERVICES,

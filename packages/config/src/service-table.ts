@@ -229,6 +229,12 @@ export function startOrder(services: readonly ServiceInfo[] = SERVICES): Service
 /** The start order: token first (everyone authenticates through it), each service after those it calls. */
 export const START_ORDER: readonly ServiceName[] = Object.freeze(startOrder());
 
+/**
+ * The services behind the public API, in start order: every service but the console, which serves
+ * only the web console's pages. The API's test stacks and benchmarks start these.
+ */
+export const API_STACK: readonly ServiceName[] = Object.freeze(START_ORDER.filter((name) => name !== 'console'));
+
 export function serviceInfo(name: string): ServiceInfo {
   const info = SERVICES.find((s) => s.name === name);
   if (!info) throw new Error(`unknown service ${name}; known: ${SERVICES.map((s) => s.name).join(', ')}`);

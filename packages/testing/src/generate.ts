@@ -26,6 +26,29 @@ export function updatedBakeFile(text: string): string {
   return text.replace(group, `$1${images}`).replace(matrix, `$1${images}`);
 }
 
+export const VALUES_SCHEMA = 'charts/worklane/values.schema.json';
+
+/**
+ * values.schema.json with a property for every service of the table, so that each service's own
+ * values block (which overrides `serviceDefaults`) is accepted and checked: a service that lacks one
+ * gets the shared definition for its kind (`databaseService` or `statelessService`), written before
+ * the first service's property. A property written by hand (issue and delivery add settings of
+ * their own) is kept as it is.
+ */
+export function updatedValuesSchema(text: string): string {
+  const properties = (JSON.parse(text) as { properties: Record<string, unknown> }).properties;
+  const missing = SERVICES.filter((service) => !(service.name in properties));
+  if (missing.length === 0) return text;
+  const first = SERVICES.find((service) => service.name in properties);
+  const anchor = first ? text.indexOf(`\n    ${JSON.stringify(first.name)}: {`) : -1;
+  if (anchor < 0) throw new Error(`${VALUES_SCHEMA} has no property of a service of the table to write the missing ones next to`);
+  const lines = missing.map((service) => {
+    const kind = service.schema !== null ? 'databaseService' : 'statelessService';
+    return `\n    ${JSON.stringify(service.name)}: {\n      "$ref": "#/$defs/${kind}"\n    },`;
+  });
+  return text.slice(0, anchor) + lines.join('') + text.slice(anchor);
+}
+
 export interface GeneratedFile {
   /** Path from the repository root. */
   file: string;
@@ -37,6 +60,7 @@ export const GENERATED_FILES: readonly GeneratedFile[] = [
   { file: ARCHITECTURE_DOC, update: updatedArchitectureDoc },
   { file: CHART_CATALOG, update: () => renderChartCatalog() },
   { file: BAKE_FILE, update: updatedBakeFile },
+  { file: VALUES_SCHEMA, update: updatedValuesSchema },
 ];
 
 const read = (file: string) => fs.readFileSync(path.join(repoRoot(), file), 'utf8');

@@ -12,6 +12,7 @@ export {
   GRPC_SERVICES,
   HTTP_CALLEES,
   SERVICES,
+  API_STACK,
   START_ORDER,
   serviceInfo,
   serviceUrlEnv,

@@ -9,7 +9,7 @@ import { beforeAll, describe, expect, it } from '@jest/globals';
 import { parseAllDocuments } from 'yaml';
 import { METRICS_PORTS, PRINCIPALS, SERVICES, START_ORDER, serviceUrlEnv, startOrder, type ServiceInfo, type ServiceName } from '@worklane/config';
 
-import { GENERATED_FILES } from './generate';
+import { GENERATED_FILES, VALUES_SCHEMA, updatedValuesSchema } from './generate';
 import { findExecutable, repoRoot } from './repo';
 import { configOf } from './service-config';
 
@@ -65,6 +65,18 @@ describe('the service table', () => {
     const generated = GENERATED_FILES.find((entry) => entry.file === file)!;
     const text = fs.readFileSync(path.join(root, file), 'utf8');
     expect(text).toBe(generated.update(text));
+  });
+
+  it("gives a service without its own property in the chart's values schema the shared definition of its kind, and keeps the others", () => {
+    const text = fs.readFileSync(path.join(root, VALUES_SCHEMA), 'utf8');
+    const schema = JSON.parse(text) as { properties: Record<string, unknown> };
+    const issueProperty = schema.properties.issue;
+    delete schema.properties.project;
+    delete schema.properties.console;
+    const updated = JSON.parse(updatedValuesSchema(JSON.stringify(schema, null, 2))) as typeof schema;
+    expect(updated.properties.project).toEqual({ $ref: '#/$defs/databaseService' });
+    expect(updated.properties.console).toEqual({ $ref: '#/$defs/statelessService' });
+    expect(updated.properties.issue).toEqual(issueProperty);
   });
 
   it("has the metrics ports that @worklane/config gives the services' METRICS_PORT", () => {

@@ -31,6 +31,7 @@ import { Worker } from 'node:worker_threads';
 import { useProjectNode } from '../../dev/src/provision/index.mjs';
 import { startStack } from '../../dev/src/stack.mjs';
 import { say, turboBuild } from '../../dev/src/util.mjs';
+import { BENCH_BUILD_FILTERS } from './build.mjs';
 import { describeMachine } from './machine.mjs';
 import { SERVICE_NODE_OPTIONS, cpuSeconds, infrastructurePids, machineCpuSeconds, peakRssMb, totalCpuSeconds } from './process-stats.mjs';
 import { makeCertificate, startReceiver } from './receiver.mjs';
@@ -53,13 +54,12 @@ const TARGETS = { p50Ms: 2, p99Ms: 10, saturationOfBareLoop: 0.35, cpuMsPerEvent
 
 if (process.env.WORKLANE_SKIP_BUILD !== '1') {
   say('building the services, the CLI and the test helpers (turbo, cached)...');
-  const filters = ['gateway', 'token', 'project', 'webhook', 'issue', 'delivery', 'cli', 'testing'].map((name) => `--filter=@worklane/${name}...`);
-  const code = await turboBuild(filters);
+  const code = await turboBuild(BENCH_BUILD_FILTERS);
   if (code !== 0) process.exit(code);
 }
 
 // Loaded after the build: these are compiled packages.
-const { api, bootstrapTeam, startSystem } = require('@worklane/testing');
+const { API_STACK, api, bootstrapTeam, startSystem } = require('@worklane/testing');
 
 const stack = await startStack({ name: 'bench-delivery', fast: FAST_DB, fresh: true });
 process.env.DATABASE_URL = stack.databaseUrl;
@@ -96,7 +96,7 @@ let exitCode = 0;
 try {
   say('starting the token, project, webhook, issue, delivery and gateway services...');
   system = await startSystem({
-    services: ['token', 'project', 'webhook', 'issue', 'delivery', 'gateway'],
+    services: [...API_STACK],
     env: { NATS_URL: stack.natsUrl, WEBHOOK_ALLOWED_CIDRS: '127.0.0.0/8', LOG_LEVEL: 'warn', NODE_OPTIONS: SERVICE_NODE_OPTIONS },
     serviceEnv: {
       delivery: { NODE_EXTRA_CA_CERTS: certificate.certPath },
@@ -168,7 +168,7 @@ try {
   }
   const before = new Set(receiver.firstReceipt.keys());
   const createdBefore = created;
-  const SERVICES = ['gateway', 'token', 'project', 'webhook', 'issue', 'delivery'];
+  const SERVICES = [...API_STACK];
   const cpuBefore = Object.fromEntries(SERVICES.map((name) => [name, cpuSeconds(system.services[name].pid)]));
   const benchCpuBefore = process.cpuUsage();
   const infrastructure = infrastructurePids(stack.dir);

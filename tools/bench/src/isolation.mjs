@@ -32,6 +32,7 @@ import { Worker } from 'node:worker_threads';
 import { useProjectNode } from '../../dev/src/provision/index.mjs';
 import { startStack } from '../../dev/src/stack.mjs';
 import { say, sleep, turboBuild } from '../../dev/src/util.mjs';
+import { BENCH_BUILD_FILTERS } from './build.mjs';
 import { chartMemoryLimitsMiB, memoryLimitMiB } from './chart-limits.mjs';
 import { keepAliveAgent, send, tally } from './http-client.mjs';
 import { SERVICE_NODE_OPTIONS, cpuSeconds, infrastructurePids, machineCpuSeconds, peakRssMb } from './process-stats.mjs';
@@ -62,17 +63,17 @@ const BLACKHOLES = setting('BENCH_BLACKHOLE_WEBHOOKS', 50);
 const SLOW = setting('BENCH_SLOW_WEBHOOKS', 50);
 const SLOW_DELAY_MS = setting('BENCH_SLOW_DELAY_MS', 5_000);
 const TARGET_P99_RATIO = 1.5;
-const SERVICES = ['token', 'project', 'webhook', 'issue', 'delivery', 'gateway'];
 
 if (process.env.WORKLANE_SKIP_BUILD !== '1') {
   say('building the services, the CLI and the test helpers (turbo, cached)...');
-  const filters = [...SERVICES, 'cli', 'testing'].map((name) => `--filter=@worklane/${name}...`);
-  const code = await turboBuild(filters);
+  const code = await turboBuild(BENCH_BUILD_FILTERS);
   if (code !== 0) process.exit(code);
 }
 
 // Loaded after the build: these are compiled packages.
-const { api, bootstrapTeam, createToken, startSystem } = require('@worklane/testing');
+const { API_STACK, api, bootstrapTeam, createToken, startSystem } = require('@worklane/testing');
+/** Every service behind the API (the service table's API_STACK), in start order. */
+const SERVICES = [...API_STACK];
 
 const memoryLimits = chartMemoryLimitsMiB();
 const stack = await startStack({ name: 'bench-isolation', fast: true, fresh: true });

@@ -2,7 +2,7 @@
 // gateway in front of the real services, and each answer (success and errors) must be documented
 // for that operation and validate against the documented schema and headers. A field a service
 // adds without documenting it, a status nobody wrote down, or a missing header fails here.
-import { api, bootstrapTeam, startSystem, type ApiClient, type ApiResponse, type BootstrapResult, type System } from '@worklane/testing';
+import { API_STACK, api, bootstrapTeam, startSystem, type ApiClient, type ApiResponse, type BootstrapResult, type System } from '@worklane/testing';
 import { ContractChecker } from '../src/contract-checker';
 
 jest.setTimeout(120_000);
@@ -17,7 +17,7 @@ const checker = new ContractChecker();
 
 beforeAll(async () => {
   system = await startSystem({
-    services: ['token', 'project', 'webhook', 'issue', 'delivery', 'gateway'],
+    services: [...API_STACK],
     // Webhooks may point at this machine (no outside DNS in tests); nothing needs to listen there.
     env: { WEBHOOK_ALLOWED_CIDRS: '127.0.0.0/8', TEAM_MAX_WEBHOOKS: String(MAX_WEBHOOKS), LOG_LEVEL: 'warn' },
   });

@@ -8,7 +8,7 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { api, bootstrapTeam, startSystem, type BootstrapResult, type System } from '@worklane/testing';
+import { API_STACK, api, bootstrapTeam, startSystem, type BootstrapResult, type System } from '@worklane/testing';
 import { readJunitSummary, type RunSummary } from '../src/junit';
 import { LoopbackDns } from '../src/loopback-dns';
 
@@ -27,7 +27,7 @@ let dns: LoopbackDns;
 beforeAll(async () => {
   dns = await LoopbackDns.start();
   system = await startSystem({
-    services: ['token', 'project', 'webhook', 'issue', 'delivery', 'gateway'],
+    services: [...API_STACK],
     env: {
       LOG_LEVEL: 'warn',
       // The fuzzer sends as fast as the stack answers, creates without end and names receivers

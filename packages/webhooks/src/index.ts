@@ -1,4 +1,17 @@
-export { bodySignature, standardSignature, signatureHeaders, deliveryHeaders, type SignatureInput, type DeliveryHeaderInput } from './signing';
+export {
+  ED25519_PUBLIC_KEY_PREFIX,
+  bodySignature,
+  deliveryHeaders,
+  ed25519PublicKey,
+  ed25519Signature,
+  newEd25519Key,
+  signatureHeaders,
+  signingSecrets,
+  standardSignature,
+  type DeliveryHeaderInput,
+  type PreviousSigningSecret,
+  type SignatureInput,
+} from './signing';
 export { DEFAULT_RETRY_SCHEDULE, RETRY_JITTER, parseRetrySchedule, nextRetryDelay, parseRetryAfter, type RetryOptions } from './retry-schedule';
 export { pinnedConnector, PinnedDispatchers, type PinnedDispatcherOptions } from './pinned-dispatcher';
 export { sendWebhookRequest, describeRequestError, isSuccess, RESPONSE_EXCERPT_BYTES, type WebhookRequest, type WebhookResponse } from './webhook-request';

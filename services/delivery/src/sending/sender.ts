@@ -18,6 +18,7 @@ import type { FailureReason } from '../domain/delivery';
 import { decide } from '../domain/outcome';
 import { attemptResult, type DeliveryMetrics } from '../metrics';
 import { SendingBudgets } from './budgets';
+import { recordedHeaders, type ExchangeLimits } from './exchange';
 import { CircuitBreakers, isEndpointFailure, type CircuitBreakerOptions, type EndpointHealth } from './circuit-breaker';
 
 export interface SenderOptions {
@@ -45,6 +46,8 @@ export interface SenderOptions {
   leaseMs: number;
   /** Where the sender's passes and failures are counted. */
   registry?: Registry;
+  /** What each attempt keeps of its exchange; 4 KiB of body and of headers when not given. */
+  exchange?: ExchangeLimits;
 }
 
 /** Deliveries claimed per query; more are claimed as soon as attempts finish. */
@@ -53,6 +56,8 @@ const CLAIM_BATCH = 100;
 const DIRECTORY_RETRY_MS = 5_000;
 /** Finished attempts free slots; waiting this long lets several be refilled by one claim. */
 const REFILL_DELAY_MS = 5;
+/** Bytes of response body, and of each header list, an attempt keeps when no limits are given. */
+const DEFAULT_EXCHANGE_BYTES = 4096;
 /** Attempts finishing within this time are recorded by one statement. */
 const RECORD_LINGER_MS = 2;
 
@@ -313,6 +318,8 @@ export class DeliverySender {
         error: response.error,
         durationMs: response.durationMs,
         responseBody: response.responseExcerpt,
+        requestHeaders: recordedHeaders(response.requestHeaders, this.options.exchange?.headersMaxBytes ?? DEFAULT_EXCHANGE_BYTES),
+        responseHeaders: recordedHeaders(response.responseHeaders, this.options.exchange?.headersMaxBytes ?? DEFAULT_EXCHANGE_BYTES),
         ...decision,
       },
     });
@@ -359,10 +366,14 @@ export class DeliverySender {
       deliveryId: delivery.id,
       body: delivery.body,
       secret: webhook.secret,
+      previousSecrets: webhook.previousSecrets,
+      ed25519PrivateKey: webhook.ed25519PrivateKey,
       timestamp: Math.floor(Date.now() / 1000),
       event: delivery.event,
       userAgent,
     });
-    return sendWebhookRequest({ url, headers, body: delivery.body, dispatcher: dispatchers.forAddress(url.origin, address), timeoutMs, headersTimeoutMs });
+    const excerptBytes = this.options.exchange?.responseExcerptBytes ?? DEFAULT_EXCHANGE_BYTES;
+    const response = await sendWebhookRequest({ url, headers, body: delivery.body, dispatcher: dispatchers.forAddress(url.origin, address), timeoutMs, headersTimeoutMs, excerptBytes });
+    return { ...response, requestHeaders: headers };
   }
 }

@@ -41,8 +41,8 @@ export function makeCertificate() {
 
 /**
  * The receiver: answers 204 at once and notes when each delivery (X-Webhook-Delivery) first
- * arrived, with its event's created_at. `onDelivery(body, receivedAt, deliveryId)` sees the parsed
- * body of every first arrival.
+ * arrived, with its event's created_at. `onDelivery(body, receivedAt, deliveryId, path)` sees the
+ * parsed body of every first arrival and the path it was sent to.
  */
 export function startReceiver(certificate, { onDelivery } = {}) {
   const firstReceipt = new Map(); // delivery id -> { receivedAt, createdAt }
@@ -58,7 +58,7 @@ export function startReceiver(certificate, { onDelivery } = {}) {
       if (firstReceipt.has(deliveryId)) return;
       const body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
       firstReceipt.set(deliveryId, { receivedAt, createdAt: Date.parse(body.created_at) });
-      onDelivery?.(body, receivedAt, deliveryId);
+      onDelivery?.(body, receivedAt, deliveryId, req.url);
     });
   });
   return new Promise((resolve) => {

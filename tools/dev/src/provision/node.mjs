@@ -29,7 +29,7 @@ export const projectNodeBin = path.join(projectNodeDir, 'bin', process.platform 
 const runsProjectMajor = (version = process.versions.node) => parseVersion(version)?.[0] === major;
 
 /** The npm CLI to fetch the package with: the one running this script, else npm on PATH. */
-function npmCommand() {
+export function npmCommand() {
   const execPath = process.env.npm_execpath;
   if (execPath && execPath.endsWith('.js') && fs.existsSync(execPath)) return [process.execPath, [execPath]];
   return ['npm', []];

@@ -18,10 +18,18 @@ export const TOOLS = {
   postgres: { minimum: '15.0', aptPackage: 'postgresql' },
   /** Chromium for the console's browser tests, driven by playwright-core. */
   chromium: { minimum: '120.0', aptPackage: 'chromium' },
-  /** kube-apiserver and kubectl for `npm run test:kubernetes`, built from the Go module proxy (provision/kubernetes.mjs). */
+  /** kube-apiserver and kubectl for `npm run test:kubernetes`, and the test cluster's kubelet, kube-controller-manager, kube-scheduler and kube-proxy, built from the Go module proxy (provision/kubernetes.mjs). */
   kubernetes: { pinned: '1.32.4', module: 'k8s.io/kubernetes', source: 'go build of a wrapper module from the Go module proxy' },
   /** etcd, the store of that API server: Debian 12's etcd-server is 3.4. */
   etcd: { minimum: '3.4.0', aptPackage: 'etcd-server' },
+  /** buildah builds the service images for the test cluster; mmdebstrap makes their Node base image. */
+  buildah: { minimum: '1.28.0', aptPackages: ['buildah', 'mmdebstrap'] },
+  /** The test cluster's node: containerd (with runc, not crun, which refuses cgroup v1 hybrid), the CNI plugins, iptables, conntrack. */
+  containerd: { minimum: '1.6.0', aptPackages: ['containerd', 'runc', 'containernetworking-plugins', 'iptables', 'conntrack'] },
+  /** The Dockerfile's node:24-slim, made locally: Debian by mmdebstrap, Node at node.pinned, npm at package.json's packageManager, corepack. */
+  nodeBaseImage: { suite: 'bookworm', mirror: 'http://deb.debian.org/debian', securityMirror: 'http://deb.debian.org/debian-security', corepack: '0.36.0' },
+  /** CoreDNS, the test cluster's DNS: a small main of its own plugins (no forward: nothing outside resolves), from the Go module proxy. */
+  coredns: { pinned: '1.12.1', module: 'github.com/coredns/coredns' },
   /** promtool: `promtool test rules` on the chart's alerts. Prometheus 3.x's Go module is versioned v0.3xx (3.16.0 is v0.316.0). */
   promtool: {
     pinned: '3.16.0',

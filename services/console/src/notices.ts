@@ -10,6 +10,8 @@ export const NOTICES: Record<string, Notice> = {
   'signed-out': { kind: 'info', text: 'You have signed out.' },
   'token-deleted': { kind: 'success', text: 'The token was deleted. The API refuses it from now on.' },
   'webhook-created': { kind: 'success', text: 'The webhook was added. Send a ping to check that your endpoint answers.' },
+  'webhook-updated': { kind: 'success', text: 'The webhook was saved. Its new settings apply to the events from now on.' },
+  'webhook-unchanged': { kind: 'info', text: 'Nothing was changed.' },
   'webhook-deleted': { kind: 'success', text: 'The webhook was deleted. Nothing more will be delivered to it.' },
   'webhook-activated': { kind: 'success', text: 'The webhook is active: events are delivered to it again.' },
   'webhook-deactivated': { kind: 'success', text: 'The webhook is inactive: nothing is delivered to it until you activate it.' },

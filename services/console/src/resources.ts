@@ -16,6 +16,16 @@ export const WEBHOOK_EVENTS = ['issue.created', 'issue.updated'] as const satisf
 
 export type Webhook = Schemas['Webhook'];
 
+export type OperationalEvent = Schemas['Webhook']['operational_events'][number];
+
+/** Events about the team's webhooks themselves that a webhook may opt in to, in the order the form lists them. */
+export const OPERATIONAL_EVENTS = ['webhook.failing', 'webhook.disabled'] as const satisfies readonly OperationalEvent[];
+
+/** The body of a webhook update, as the API document describes it. */
+export type WebhookUpdate = Schemas['WebhookUpdate'];
+
+export type WebhookCreate = Schemas['WebhookCreate'];
+
 /** One attempt of a delivery; `response_body` holds the first 4 KiB of the response body. */
 export type DeliveryAttempt = Pick<Schemas['DeliveryDetail']['attempts'][number], 'number' | 'attempted_at' | 'status_code' | 'error' | 'duration_ms' | 'response_body'>;
 

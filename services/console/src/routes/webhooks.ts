@@ -2,18 +2,23 @@
 // log; add, switch on and off, delete, ping and redeliver.
 import type { Request, Response, Router } from 'express';
 import type { ApiErrorBody } from '../clients/services';
-import { formList, formString, pageContext, sendPage } from '../context';
+import { formString, pageContext, sendPage } from '../context';
 import type { ConsoleDeps } from '../deps';
 import { ServiceUnavailableError } from '../errors';
 import { noticeFrom } from '../notices';
-import type { WebhookEvent } from '../resources';
 import { confirmPage } from '../views/pages';
-import { newWebhookPage, webhookPage, webhooksPage, type DeliveryLogEntry, type WebhookFormValues } from '../views/webhooks';
+import { EMPTY_WEBHOOK_FORM, newWebhookPage } from '../views/webhook-form';
+import { webhookPage, webhooksPage, type DeliveryLogEntry } from '../views/webhooks';
 import { apiData, apiOf, callApi, CONCURRENCY, errorBody, fieldErrors, mapLimit, teamOf } from './api-calls';
 import { deliveryId, positiveId } from './params';
+import { loadScopeChoices, readWebhookForm, settingsOf } from './webhook-input';
+import { mountWebhookSettings } from './webhook-settings';
 
 /** Deliveries per log page, each shown with its attempts. */
 const LOG_PAGE_SIZE = 20;
+
+/** The fields of the webhook form: an API message about any other goes in the page's notice. */
+const FORM_FIELDS = new Set(['url', 'events', 'secret', 'active', 'description', 'filters', 'rate_limit_per_second', 'operational_events', 'ed25519_signing']);
 
 export function mountWebhooks(router: Router, deps: ConsoleDeps): void {
   const { services, assets, logger } = deps;
@@ -25,33 +30,22 @@ export function mountWebhooks(router: Router, deps: ConsoleDeps): void {
     sendPage(res, 200, webhooksPage(pageContext(req, assets, 'webhooks'), { webhooks, notice: noticeFrom(req.query.notice) }));
   });
 
-  const emptyWebhook: WebhookFormValues = { url: '', events: ['issue.created', 'issue.updated'], secret: '', active: true };
-
-  router.get('/teams/:team/settings/webhooks/new', (req, res) => {
-    sendPage(res, 200, newWebhookPage(pageContext(req, assets, 'webhooks'), { values: emptyWebhook }));
+  router.get('/teams/:team/settings/webhooks/new', async (req, res) => {
+    const scope = await loadScopeChoices(apiOf(services, req), req);
+    sendPage(res, 200, newWebhookPage(pageContext(req, assets, 'webhooks'), { values: EMPTY_WEBHOOK_FORM, scope }));
   });
 
   router.post('/teams/:team/settings/webhooks', async (req, res) => {
-    const values: WebhookFormValues = {
-      url: formString(req.body, 'url').trim(),
-      events: formList(req.body, 'events'),
-      secret: formString(req.body, 'secret'),
-      active: formString(req.body, 'active') === 'true',
-    };
-    // Exactly what an API client would send; the webhook service applies its rules and messages.
-    // The events are sent as the form gave them, known or not: the service's 422 names a wrong one.
-    const events = values.events as WebhookEvent[];
-    const body = { url: values.url, events, active: values.active, ...(values.secret ? { secret: values.secret } : {}) };
-    const response = await callApi(apiOf(services, req).POST('/teams/{team}/webhooks', { params: { path: teamOf(req) }, body }), [422]);
-    if (!response.data) {
-      const errors = fieldErrors(errorBody(response));
-      const known = new Set(['url', 'events', 'secret', 'active']);
-      const other = Object.entries(errors).filter(([name]) => !known.has(name));
-      return sendPage(
+    const api = apiOf(services, req);
+    const values = readWebhookForm(req.body);
+    const refused = async (status: number, errors: Record<string, string[]>) => {
+      const other = Object.entries(errors).filter(([name]) => !FORM_FIELDS.has(name));
+      sendPage(
         res,
-        422,
+        status,
         newWebhookPage(pageContext(req, assets, 'webhooks'), {
           values,
+          scope: await loadScopeChoices(api, req),
           errors,
           notice: {
             kind: 'error',
@@ -62,7 +56,17 @@ export function mountWebhooks(router: Router, deps: ConsoleDeps): void {
           },
         }),
       );
-    }
+    };
+    const { settings, errors } = settingsOf(values);
+    if (!settings) return refused(422, errors ?? {});
+    // Exactly what an API client would send; the webhook service applies its rules and messages.
+    const body = { ...settings, ...(values.secret ? { secret: values.secret } : {}) };
+    const response = await callApi(api.POST('/teams/{team}/webhooks', { params: { path: teamOf(req) }, body }), [409, 422]);
+    if (!response.data)
+      return refused(response.response.status, {
+        ...fieldErrors(errorBody(response)),
+        ...(response.response.status === 409 ? { quota: [errorBody(response)?.message ?? 'The team has as many webhooks as it may.'] } : {}),
+      });
     res.redirect(303, `${webhooksPath(req)}/${response.data.id}?notice=webhook-created`);
   });
 
@@ -95,7 +99,9 @@ export function mountWebhooks(router: Router, deps: ConsoleDeps): void {
       if (!(error instanceof ServiceUnavailableError)) throw error;
       logger.warn({ err: error.reason, service: error.service }, 'delivery log unavailable');
     }
-    sendPage(res, status, webhookPage(pageContext(req, assets, 'webhooks'), { webhook, log, olderCursor, notice: notice ?? noticeFrom(req.query.notice) }));
+    const scoped = webhook.filters.organization_ids.length > 0 || webhook.filters.project_ids.length > 0;
+    const scope = scoped ? await loadScopeChoices(api, req) : undefined;
+    sendPage(res, status, webhookPage(pageContext(req, assets, 'webhooks'), { webhook, log, olderCursor, scope, notice: notice ?? noticeFrom(req.query.notice) }));
   }
 
   router.get('/teams/:team/settings/webhooks/:webhook', (req, res) => renderWebhook(req, res, 200));
@@ -151,4 +157,6 @@ export function mountWebhooks(router: Router, deps: ConsoleDeps): void {
     if (response.response.status >= 400) return renderWebhook(req, res, response.response.status, refusal(errorBody(response), 'The delivery was not sent again.'));
     res.redirect(303, `${webhooksPath(req)}/${id}?notice=redelivery-queued`);
   });
+
+  mountWebhookSettings(router, deps);
 }

@@ -1,9 +1,12 @@
 import { html } from '../html';
+import type { Webhook } from '../resources';
 import { loginPage } from './auth';
 import { timestamp } from './format';
 import type { PageContext } from './layout';
 import { tokensPage } from './tokens';
-import { newWebhookPage, webhookPage } from './webhooks';
+import { EMPTY_WEBHOOK_FORM, editWebhookPage, formValuesOf, newWebhookPage, type ScopeChoices } from './webhook-form';
+import { rotateSecretPage } from './webhook-secret';
+import { webhookPage } from './webhooks';
 
 const team = { team_id: 7, user_id: 3, role: 'owner', team_name: 'Acme <Ops>' };
 const context: PageContext = {
@@ -13,6 +16,28 @@ const context: PageContext = {
   team,
   section: 'tokens',
 };
+
+/** A webhook as the API returns it, with `fields` over the defaults. */
+const webhookOf = (fields: Partial<Webhook> = {}): Webhook => ({
+  id: 5,
+  team_id: 7,
+  url: 'https://example.com/hook',
+  events: ['issue.created'],
+  active: true,
+  created_at: '2026-01-15T09:00:00.000000Z',
+  updated_at: '2026-01-15T09:00:00.000000Z',
+  description: null,
+  filters: { organization_ids: [], project_ids: [] },
+  rate_limit_per_second: null,
+  operational_events: [],
+  disabled_reason: null,
+  disabled_at: null,
+  ed25519_public_key: null,
+  secret_rotated_at: null,
+  ...fields,
+});
+
+const noScope: ScopeChoices = { organizations: [], truncated: false };
 
 const token = { id: 11, team_id: 7, user_id: 3, name: 'CI <deploy>', created_at: '2026-01-15T09:00:00.123456Z', last_used_at: '' };
 
@@ -50,7 +75,8 @@ describe('webhook form', () => {
     const page = newWebhookPage(
       { ...context, section: 'webhooks' },
       {
-        values: { url: 'http://example.com', events: [], secret: '', active: true },
+        values: { ...EMPTY_WEBHOOK_FORM, url: 'http://example.com', events: [] },
+        scope: noScope,
         errors: { url: ['The url field must be an https URL.'], events: ['The events field must have at least 1 item.'] },
       },
     ).value;
@@ -64,20 +90,90 @@ describe('webhook form', () => {
   });
 });
 
+describe('webhook settings', () => {
+  const scope: ScopeChoices = {
+    organizations: [
+      {
+        id: 1,
+        name: 'Acme <Inc>',
+        projects: [
+          { id: 10, name: 'Backend' },
+          { id: 11, name: 'Web' },
+        ],
+      },
+      { id: 2, name: 'Labs', projects: [] },
+    ],
+    truncated: false,
+  };
+
+  it('offers every organization and project as the scope, ticks the ones the webhook has, and keeps ids no longer listed', () => {
+    const webhook = webhookOf({ filters: { organization_ids: [2], project_ids: [11, 99] }, rate_limit_per_second: 5, operational_events: ['webhook.disabled'] });
+    const page = editWebhookPage({ ...context, section: 'webhooks' }, { webhook, values: formValuesOf(webhook), scope }).value;
+    expect(page).toContain('action="/teams/7/settings/webhooks/5/edit"');
+    expect(page).toMatch(/<input type="checkbox" id="scope-organization-1" name="organization_ids" value="1">/);
+    expect(page).toMatch(/<input type="checkbox" id="scope-organization-2" name="organization_ids" value="2" checked>/);
+    expect(page).toMatch(/<input type="checkbox" id="scope-project-11" name="project_ids" value="11" checked>/);
+    expect(page).toContain('Project #99 (no longer listed)');
+    expect(page).toContain('Acme &lt;Inc&gt;');
+    expect(page).toMatch(/name="rate_limit_per_second" type="number"[^>]* value="5"/);
+    expect(page).toMatch(/id="operational-webhook.disabled" name="operational_events" value="webhook.disabled" checked/);
+    expect(page).toMatch(/id="operational-webhook.failing" name="operational_events" value="webhook.failing">/);
+    // An existing webhook's secret is rotated on its own page, never edited here.
+    expect(page).not.toContain('name="secret"');
+    expect(page).toContain('href="/teams/7/settings/webhooks/5/secret"');
+    expect(page.match(/name="_csrf" value="csrf-token-value"/g)!.length).toBe(page.match(/<form /g)!.length);
+  });
+
+  it('shows a rotated secret once, with no form that would rotate it again', () => {
+    const page = rotateSecretPage(
+      { ...context, section: 'webhooks' },
+      { webhook: webhookOf(), values: { secret: '', overlap_seconds: '86400' }, rotated: { secret: 'whsec_<new>', overlapSeconds: 86_400 } },
+    ).value;
+    expect(page).toContain('value="whsec_&lt;new&gt;"');
+    expect(page).toContain('This is the only time the secret is shown');
+    expect(page).toContain('1 day from now every delivery is signed with both');
+    expect(page).not.toContain('action="/teams/7/settings/webhooks/5/secret"');
+    const form = rotateSecretPage({ ...context, section: 'webhooks' }, { webhook: webhookOf(), values: { secret: '', overlap_seconds: '86400' } }).value;
+    expect(form).toContain('action="/teams/7/settings/webhooks/5/secret"');
+    expect(form).toMatch(/<option value="86400" selected>24 hours/);
+    expect(form).not.toContain('whsec_');
+  });
+
+  it('says why Worklane switched a webhook off, escaped, with a way to switch it on again', () => {
+    const webhook = webhookOf({ active: false, disabled_reason: 'Every attempt failed for 5 days <b>(HTTP 503)</b>', disabled_at: '2026-01-20T09:00:00.000000Z' });
+    const page = webhookPage({ ...context, section: 'webhooks' }, { webhook, log: [] }).value;
+    expect(page).toContain('Worklane switched this webhook off');
+    expect(page).toContain('Every attempt failed for 5 days &lt;b&gt;(HTTP 503)&lt;/b&gt;');
+    expect(page).toContain('20 Jan 2026, 09:00:00 UTC');
+    expect(page).toContain('Switched off by Worklane');
+    expect(page).toMatch(/<input type="hidden" name="active" value="true">/);
+    expect(webhookPage({ ...context, section: 'webhooks' }, { webhook: webhookOf({ active: false }), log: [] }).value).not.toContain('Worklane switched this webhook off');
+  });
+
+  it("names the webhook's scope, rate limit, operational events and public key", () => {
+    const webhook = webhookOf({
+      description: 'Support <desk>',
+      filters: { organization_ids: [], project_ids: [10, 12] },
+      rate_limit_per_second: 1,
+      operational_events: ['webhook.failing'],
+      ed25519_public_key: `whpk_${'A'.repeat(43)}=`,
+    });
+    const page = webhookPage({ ...context, section: 'webhooks' }, { webhook, log: [], scope }).value;
+    expect(page).toContain('Support &lt;desk&gt;');
+    expect(page).toContain('Projects: Backend, Project #12');
+    expect(page).toContain('1 delivery per second');
+    expect(page).toContain('<code class="event">webhook.failing</code>');
+    expect(page).toContain(`value="whpk_${'A'.repeat(43)}="`);
+    expect(webhookPage({ ...context, section: 'webhooks' }, { webhook: webhookOf(), log: [] }).value).toContain('Every organization and project of the team');
+  });
+});
+
 describe('delivery log', () => {
   it("shows each attempt's result, duration and escaped response excerpt", () => {
     const page = webhookPage(
       { ...context, section: 'webhooks' },
       {
-        webhook: {
-          id: 5,
-          team_id: 7,
-          url: 'https://example.com/hook',
-          events: ['issue.created'],
-          active: true,
-          created_at: '2026-01-15T09:00:00.000000Z',
-          updated_at: '2026-01-15T09:00:00.000000Z',
-        },
+        webhook: webhookOf(),
         log: [
           {
             delivery: {
@@ -112,10 +208,7 @@ describe('delivery log', () => {
   });
 
   it('says so when the log cannot be loaded, rather than failing the page', () => {
-    const page = webhookPage(
-      { ...context, section: 'webhooks' },
-      { webhook: { id: 5, team_id: 7, url: 'https://example.com/hook', events: ['issue.created'], active: false, created_at: '', updated_at: '' }, log: undefined },
-    ).value;
+    const page = webhookPage({ ...context, section: 'webhooks' }, { webhook: webhookOf({ active: false, created_at: '', updated_at: '' }), log: undefined }).value;
     expect(page).toContain('The delivery log could not be loaded just now');
     expect(page).toContain('Inactive');
     expect(page).toContain('>Activate<');

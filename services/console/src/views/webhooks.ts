@@ -1,18 +1,38 @@
 import { html, type SafeHtml } from '../html';
-import { WEBHOOK_EVENTS, type Delivery, type DeliveryAttempt, type Webhook } from '../resources';
+import type { Delivery, DeliveryAttempt, Webhook } from '../resources';
 import { duration, label, plural, timestamp } from './format';
-import { csrfInput, describedBy, field, page, teamPath, type PageContext, type PageOptions } from './layout';
-
-export interface WebhookFormValues {
-  url: string;
-  events: string[];
-  secret: string;
-  active: boolean;
-}
+import { csrfInput, page, teamPath, type PageContext, type PageOptions } from './layout';
+import type { ScopeChoices } from './webhook-form';
 
 const webhookPath = (context: PageContext, webhook: Webhook, rest = '') => teamPath(context.team!, `/settings/webhooks/${webhook.id}${rest}`);
 
-const activeBadge = (webhook: Webhook) => (webhook.active ? html`<span class="badge ok">Active</span>` : html`<span class="badge muted">Inactive</span>`);
+const activeBadge = (webhook: Webhook) =>
+  webhook.active
+    ? html`<span class="badge ok">Active</span>`
+    : webhook.disabled_reason
+      ? html`<span class="badge bad">Switched off by Worklane</span>`
+      : html`<span class="badge muted">Inactive</span>`;
+
+/** Why Worklane switched the webhook off, and what to do about it. */
+function disabledNotice(context: PageContext, webhook: Webhook) {
+  if (webhook.active || !webhook.disabled_reason) return '';
+  return html`<section class="notice error disabled-notice" role="alert" aria-labelledby="disabled-heading">
+    <h2 id="disabled-heading">Worklane switched this webhook off</h2>
+    <p>${webhook.disabled_at ? html`On ${timestamp(webhook.disabled_at)}: ` : ''}${webhook.disabled_reason}</p>
+    <p>Nothing is delivered to it while it is off. Once the endpoint answers again, activate the webhook (that sends nothing by itself), then recover the deliveries that failed meanwhile.</p>
+    ${toggleForm(context, webhook, 'detail')}
+  </section>`;
+}
+
+/** The webhook's scope in words: every project, or the organizations and projects it is limited to. */
+function scopeText(webhook: Webhook, scope: ScopeChoices | undefined) {
+  const { organization_ids: organizations, project_ids: projects } = webhook.filters;
+  if (organizations.length === 0 && projects.length === 0) return html`Every organization and project of the team`;
+  const organizationName = new Map(scope?.organizations.map((organization) => [organization.id, organization.name]) ?? []);
+  const projectName = new Map(scope?.organizations.flatMap((organization) => organization.projects.map((project) => [project.id, project.name] as const)) ?? []);
+  const names = (ids: number[], known: Map<number, string>, what: string) => ids.map((id) => known.get(id) ?? `${what} #${id}`).join(', ');
+  return html`${organizations.length > 0 ? html`Organizations: ${names(organizations, organizationName, 'Organization')}` : ''}${organizations.length > 0 && projects.length > 0 ? html`<br>` : ''}${projects.length > 0 ? html`Projects: ${names(projects, projectName, 'Project')}` : ''}`;
+}
 
 /** Turns deliveries on or off, stating the new value so a double submit cannot flip it back. */
 function toggleForm(context: PageContext, webhook: Webhook, returnTo: 'list' | 'detail') {
@@ -64,62 +84,6 @@ export function webhooksPage(context: PageContext, view: { webhooks: Webhook[]; 
             </tbody>
           </table>`
       }`,
-  });
-}
-
-export function newWebhookPage(context: PageContext, view: { values: WebhookFormValues; errors?: Record<string, string[]>; notice?: PageOptions['notice'] }) {
-  const team = context.team!;
-  const errors = view.errors ?? {};
-  const eventErrors = errors.events;
-  return page(context, {
-    title: `Add webhook · ${team.team_name}`,
-    notice: view.notice,
-    body: html`<h1>Add a webhook</h1>
-      <form method="post" action="${teamPath(team, '/settings/webhooks')}" class="card" novalidate>
-        ${csrfInput(context.csrfToken)}
-        ${field({
-          id: 'webhook-url',
-          label: 'Payload URL',
-          hint: 'An https:// address on the public internet that accepts POST requests.',
-          errors: errors.url,
-          control: (ids, invalid) =>
-            html`<input id="webhook-url" name="url" type="url" inputmode="url" required maxlength="2048" placeholder="https://example.com/hooks/worklane" value="${view.values.url}"${describedBy(ids, invalid)}>`,
-        })}
-        <fieldset class="field${eventErrors ? ' has-error' : ''}"${eventErrors ? html` aria-describedby="webhook-events-error"` : ''}>
-          <legend>Events</legend>
-          <p class="hint">Choose at least one.</p>
-          ${WEBHOOK_EVENTS.map(
-            (event) => html`<div class="check">
-              <input type="checkbox" id="event-${event}" name="events" value="${event}"${view.values.events.includes(event) ? html` checked` : ''}>
-              <label for="event-${event}"><code>${event}</code> ${event === 'issue.created' ? 'an issue is created' : 'an issue changes'}</label>
-            </div>`,
-          )}
-          ${eventErrors ? html`<p class="field-error" id="webhook-events-error">${eventErrors.join(' ')}</p>` : ''}
-        </fieldset>
-        ${field({
-          id: 'webhook-secret',
-          label: 'Signing secret (optional)',
-          hint: html`With a secret, every delivery carries <code>X-Webhook-Signature</code>, an HMAC-SHA256 of the body, so your endpoint can check it came from Worklane. 16 to 255 characters. Copy it before saving: it is stored encrypted and never shown again.`,
-          errors: errors.secret,
-          control: (ids, invalid) => html`<div class="copy-row">
-              <input id="webhook-secret" name="secret" maxlength="255" autocomplete="off" spellcheck="false" value="${view.values.secret}"${describedBy(ids, invalid)}>
-              <button type="button" class="button" data-generate-secret="webhook-secret" hidden>Generate</button>
-              <button type="button" class="button" data-copy="webhook-secret" hidden>Copy</button>
-            </div>
-            <p class="copy-status" role="status" aria-live="polite"></p>`,
-        })}
-        <div class="field${errors.active ? ' has-error' : ''}">
-          <div class="check">
-            <input type="checkbox" id="webhook-active" name="active" value="true"${view.values.active ? html` checked` : ''}${describedBy(errors.active ? 'webhook-active-error' : undefined, Boolean(errors.active))}>
-            <label for="webhook-active">Active: send deliveries as events happen</label>
-          </div>
-          ${errors.active ? html`<p class="field-error" id="webhook-active-error">${errors.active.join(' ')}</p>` : ''}
-        </div>
-        <div class="button-row">
-          <button type="submit" class="button primary">Add webhook</button>
-          <a class="button" href="${teamPath(team, '/settings/webhooks')}">Cancel</a>
-        </div>
-      </form>`,
   });
 }
 
@@ -176,10 +140,16 @@ export interface DeliveryLogEntry {
   attempts: DeliveryAttempt[] | undefined;
 }
 
-export function webhookPage(
-  context: PageContext,
-  view: { webhook: Webhook; log: DeliveryLogEntry[] | undefined; olderCursor?: string | undefined; notice?: PageOptions['notice'] },
-) {
+export interface WebhookPageView {
+  webhook: Webhook;
+  log: DeliveryLogEntry[] | undefined;
+  olderCursor?: string | undefined;
+  notice?: PageOptions['notice'];
+  /** Names of the organizations and projects the webhook is limited to, when it is. */
+  scope?: ScopeChoices | undefined;
+}
+
+export function webhookPage(context: PageContext, view: WebhookPageView) {
   const { webhook } = view;
   const team = context.team!;
   return page(context, {
@@ -190,12 +160,32 @@ export function webhookPage(
         <h1 class="url">${webhook.url}</h1>
         ${activeBadge(webhook)}
       </div>
+      ${disabledNotice(context, webhook)}
+      ${webhook.description ? html`<p class="lead webhook-description">${webhook.description}</p>` : ''}
       <dl class="facts">
         <div><dt>Events</dt><dd>${webhook.events.map((event) => html`<code class="event">${event}</code> `)}</dd></div>
+        <div><dt>Scope</dt><dd>${scopeText(webhook, view.scope)}</dd></div>
+        <div><dt>Rate limit</dt><dd>${webhook.rate_limit_per_second === null ? 'None' : `${plural(webhook.rate_limit_per_second, 'delivery', 'deliveries')} per second`}</dd></div>
+        <div><dt>Operational events</dt><dd>${webhook.operational_events.length === 0 ? 'None' : webhook.operational_events.map((event) => html`<code class="event">${event}</code> `)}</dd></div>
+        <div><dt>Secret last changed</dt><dd>${timestamp(webhook.secret_rotated_at, 'Never')}</dd></div>
         <div><dt>Created</dt><dd>${timestamp(webhook.created_at)}</dd></div>
         <div><dt>Updated</dt><dd>${timestamp(webhook.updated_at)}</dd></div>
       </dl>
+      ${
+        webhook.ed25519_public_key
+          ? html`<div class="field public-key">
+            <label for="webhook-public-key">ed25519 public key (checks the <code>v1a,</code> signatures)</label>
+            <div class="copy-row">
+              <input id="webhook-public-key" readonly value="${webhook.ed25519_public_key}" spellcheck="false" autocomplete="off">
+              <button type="button" class="button" data-copy="webhook-public-key" hidden>Copy</button>
+            </div>
+            <p class="copy-status" role="status" aria-live="polite"></p>
+          </div>`
+          : ''
+      }
       <div class="button-row">
+        <a class="button" href="${webhookPath(context, webhook, '/edit')}">Edit settings</a>
+        <a class="button" href="${webhookPath(context, webhook, '/secret')}">Rotate secret</a>
         <form method="post" action="${webhookPath(context, webhook, '/ping')}">
           ${csrfInput(context.csrfToken)}
           <button type="submit" class="button primary">Send ping</button>

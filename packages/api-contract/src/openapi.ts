@@ -63,6 +63,7 @@ const PATH_PARAMETERS: Record<PathParameter, { component: string; description: s
   issue: { component: 'Issue', description: 'An issue id of the project (its `id`, not its `number`).', schema: { type: 'integer', minimum: 1, maximum: Number.MAX_SAFE_INTEGER } },
   webhook: { component: 'Webhook', description: 'A webhook id of the team.', schema: { type: 'integer', minimum: 1, maximum: Number.MAX_SAFE_INTEGER } },
   delivery: { component: 'Delivery', description: 'A delivery id of the team.', schema: { type: 'string', format: 'uuid' } },
+  recovery: { component: 'Recovery', description: 'A recovery job id of the webhook.', schema: { type: 'integer', minimum: 1, maximum: Number.MAX_SAFE_INTEGER } },
 };
 
 function parameterComponents(pageLimits: { defaultLimit: number; maxLimit: number }): Record<string, Json> {
@@ -214,6 +215,10 @@ const CONFLICTS: Record<ConflictKind, { description: string; example: Json }> = 
     description: 'The webhook is inactive (`webhook_inactive`) or deleted (`webhook_deleted`), or the event was dead-lettered (`event_dead_lettered`).',
     example: { message: 'The webhook is inactive; activate it to receive deliveries.', code: 'webhook_inactive' },
   },
+  recover: {
+    description: 'Another recovery job of this webhook is queued or running (`recovery_in_progress`), or the webhook is inactive (`webhook_inactive`).',
+    example: { message: 'Recovery 7 of this webhook is still running; wait for it to finish.', code: 'recovery_in_progress' },
+  },
   rotation: {
     description:
       'The webhook already has as many old secrets still signing as allowed (`secret_rotation_limit`, with the `limit`): wait until the oldest expires, or rotate with `overlap_seconds: 0`.',
@@ -230,9 +235,18 @@ const IN_USE = {
   example: { message: 'A request with this Idempotency-Key is still being processed; retry after it has finished.', code: 'idempotency_key_in_use' },
 };
 
+/** The query parameters of an operation's filters, from the zod object the service parses them with. */
+function queryParameters(query: z.ZodObject): Json[] {
+  return Object.entries(query.shape).map(([name, field]) => {
+    const { $schema: _schema, description, ...schema } = z.toJSONSchema(field as z.ZodType, { io: 'input', unrepresentable: 'any' }) as Json;
+    return { name, in: 'query', required: false, ...(description ? { description } : {}), schema };
+  });
+}
+
 function operationObject(operation: Operation): Json {
   const parameters: Json[] = pathParameters(operation.path).map((name) => ref('parameters', PATH_PARAMETERS[name].component));
   if (operation.paging) parameters.push(ref('parameters', 'Limit'), ref('parameters', 'Cursor'));
+  if (operation.query) parameters.push(...queryParameters(operation.query));
   // Every POST of the API takes an Idempotency-Key.
   const idempotent = operation.method === 'post' && !operation.public && operation.idempotent !== false;
   if (idempotent) parameters.push(ref('parameters', 'IdempotencyKey'));

@@ -1,15 +1,16 @@
 import type { z } from 'zod';
 import { pageOf, wholeListOf } from './common';
-import { delivery, deliveryDetail } from './deliveries';
+import { delivery, deliveryDetail, deliveryLogFilters } from './deliveries';
 import { issue, createIssueSchema, updateIssueSchema } from './issues';
 import { createOrganizationInput, createProjectInput, organization, project, updateProjectInput } from './projects';
+import { recoverWebhookInput, recovery } from './recoveries';
 import { createWebhookInput, rotateSecretInput, rotatedWebhook, updateWebhookInput, webhook } from './webhooks';
 
 /** The path parameters of the API: integer ids, and the delivery's UUID. */
-export type PathParameter = 'team' | 'organization' | 'project' | 'issue' | 'webhook' | 'delivery';
+export type PathParameter = 'team' | 'organization' | 'project' | 'issue' | 'webhook' | 'delivery' | 'recovery';
 
 /** What one operation's 409 means, when it has one. */
-export type ConflictKind = 'quota' | 'ping' | 'redeliver' | 'rotation';
+export type ConflictKind = 'quota' | 'ping' | 'redeliver' | 'recover' | 'rotation';
 
 /** A link from a response to the operations it makes possible (OpenAPI links). */
 export interface OperationLink {
@@ -37,8 +38,10 @@ export interface Operation {
   paging?: 'always' | 'on-request';
   /** The JSON request body and its component name. */
   body?: { name: string; schema: z.ZodType };
+  /** Query parameters besides `limit` and `cursor`: one per field, all optional. */
+  query?: z.ZodObject;
   success: {
-    status: 200 | 201 | 204;
+    status: 200 | 201 | 202 | 204;
     description: string;
     /** The response body and its component name; none for 204. */
     body?: { name: string; schema: z.ZodType };
@@ -68,6 +71,7 @@ export const RESPONSE_SCHEMAS = {
   RotatedWebhook: rotatedWebhook,
   Delivery: delivery,
   DeliveryDetail: deliveryDetail,
+  Recovery: recovery,
   OrganizationPage: pageOf(organization, 'A page of organizations, in creation order.'),
   ProjectList: wholeListOf(project, 'Projects in creation order: all of them, or a page when `limit` or `cursor` is given.'),
   IssuePage: pageOf(issue, 'A page of issues, newest first.'),
@@ -83,6 +87,7 @@ export const REQUEST_SCHEMAS = {
   IssueUpdate: updateIssueSchema,
   WebhookCreate: createWebhookInput,
   WebhookUpdate: updateWebhookInput,
+  RecoverWebhook: recoverWebhookInput,
   SecretRotation: rotateSecretInput,
 };
 
@@ -328,8 +333,10 @@ export const OPERATIONS: readonly Operation[] = [
     path: `${WEBHOOK}/deliveries`,
     tag: 'Deliveries',
     summary: 'List a webhook’s deliveries',
-    description: 'The delivery log of one webhook, newest first, a page at a time.',
+    description:
+      'The delivery log of one webhook, newest first, a page at a time; the filters narrow it by state, event type, event id and creation time, and combine.',
     paging: 'always',
+    query: deliveryLogFilters,
     success: { status: 200, description: 'A page of deliveries.', body: response('DeliveryPage') },
   },
   {
@@ -355,6 +362,33 @@ export const OPERATIONS: readonly Operation[] = [
       body: response('Delivery'),
       links: { getDelivery: { operationId: 'getDelivery', parameters: { ...same('team'), delivery: '$response.body#/id' } } },
     },
+  },
+  {
+    operationId: 'recoverWebhook',
+    method: 'post',
+    path: `${WEBHOOK}/recover`,
+    tag: 'Deliveries',
+    summary: 'Recover failed deliveries',
+    description:
+      'Starts a job that sends again every event whose delivery to this webhook failed in the window (by when the delivery was created), once per event, with the event’s own id, at the webhook’s rate limit (or the operator’s default pace). The webhook must be active; one job runs at a time per webhook, and asking again for the same window while it runs answers that job. A window holding more failed events than the operator allows is refused with 422 (`recovery_too_large`): ask for a shorter one.',
+    body: request('RecoverWebhook'),
+    conflict: 'recover',
+    success: {
+      status: 202,
+      description: 'The job, queued (or the job already running for the same window).',
+      body: response('Recovery'),
+      location: true,
+      links: { getRecovery: { operationId: 'getRecovery', parameters: { ...same('team', 'webhook'), recovery: '$response.body#/id' } } },
+    },
+  },
+  {
+    operationId: 'getRecovery',
+    method: 'get',
+    path: `${WEBHOOK}/recoveries/{recovery}`,
+    tag: 'Deliveries',
+    summary: 'Get a recovery job',
+    description: 'A recovery job with its progress: events found, sent again, skipped, and how the re-sends went.',
+    success: { status: 200, description: 'The job.', body: response('Recovery') },
   },
 ];
 

@@ -29,6 +29,8 @@ export const API_ROUTES: readonly ApiRoute[] = [
   { template: `${TEAM}/webhooks/:webhook/secret/rotate`, methods: ['POST'], upstream: 'webhook' },
   { template: `${TEAM}/webhooks/:webhook/ping`, methods: ['POST'], upstream: 'delivery' },
   { template: `${TEAM}/webhooks/:webhook/deliveries`, methods: ['GET'], upstream: 'delivery' },
+  { template: `${TEAM}/webhooks/:webhook/recover`, methods: ['POST'], upstream: 'delivery' },
+  { template: `${TEAM}/webhooks/:webhook/recoveries/:recovery`, methods: ['GET'], upstream: 'delivery' },
   { template: `${TEAM}/deliveries/:delivery`, methods: ['GET'], upstream: 'delivery' },
   { template: `${TEAM}/deliveries/:delivery/redeliver`, methods: ['POST'], upstream: 'delivery' },
 ];

@@ -14,6 +14,8 @@ export interface WebhookRequest {
   timeoutMs: number;
   /** Time allowed for the response headers once the request is sent; defaults to timeoutMs. */
   headersTimeoutMs?: number;
+  /** Bytes of the response body kept; RESPONSE_EXCERPT_BYTES when not given. */
+  excerptBytes?: number;
 }
 
 /** What one attempt produced: a status code, or an error when there was no answer. */
@@ -25,6 +27,10 @@ export interface WebhookResponse {
   responseExcerpt: string | null;
   /** `Retry-After` in seconds, when the receiver sent one. */
   retryAfterSeconds?: number | undefined;
+  /** The headers the request was sent with, when it was sent (set by the caller that made them). */
+  requestHeaders?: Record<string, string>;
+  /** The response headers as received (lower-case names), when there was an answer. */
+  responseHeaders?: Record<string, string | string[] | undefined>;
 }
 
 /** 2xx is success; anything else, redirects included, is not. */
@@ -33,16 +39,16 @@ export const isSuccess = (statusCode: number | null) => statusCode !== null && s
 /** PostgreSQL text cannot hold NUL, and a receiver may answer with anything. */
 const storableText = (bytes: Buffer) => bytes.toString('utf8').replace(/\u0000/g, '\uFFFD');
 
-async function readExcerpt(body: Dispatcher.ResponseData['body']): Promise<string> {
+async function readExcerpt(body: Dispatcher.ResponseData['body'], limit: number): Promise<string> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of body as AsyncIterable<Buffer>) {
     chunks.push(chunk);
     size += chunk.length;
     // Leaving the loop discards the rest: a receiver cannot make us download a large answer.
-    if (size >= RESPONSE_EXCERPT_BYTES) break;
+    if (size >= limit) break;
   }
-  return storableText(Buffer.concat(chunks).subarray(0, RESPONSE_EXCERPT_BYTES));
+  return storableText(Buffer.concat(chunks).subarray(0, limit));
 }
 
 const TLS_CODES = /^(ERR_TLS_|ERR_SSL_|CERT_|DEPTH_ZERO_|SELF_SIGNED_|UNABLE_TO_|HOSTNAME_MISMATCH)/;
@@ -85,9 +91,15 @@ export async function sendWebhookRequest(input: WebhookRequest): Promise<Webhook
     });
     let excerpt: string;
     try {
-      excerpt = await readExcerpt(response.body);
+      excerpt = await readExcerpt(response.body, input.excerptBytes ?? RESPONSE_EXCERPT_BYTES);
     } catch (error) {
-      return { statusCode: response.statusCode, error: describeRequestError(error, input.timeoutMs), durationMs: elapsed(), responseExcerpt: null };
+      return {
+        statusCode: response.statusCode,
+        error: describeRequestError(error, input.timeoutMs),
+        durationMs: elapsed(),
+        responseExcerpt: null,
+        responseHeaders: response.headers,
+      };
     }
     return {
       statusCode: response.statusCode,
@@ -95,6 +107,7 @@ export async function sendWebhookRequest(input: WebhookRequest): Promise<Webhook
       durationMs: elapsed(),
       responseExcerpt: excerpt,
       retryAfterSeconds: parseRetryAfter(response.headers['retry-after']),
+      responseHeaders: response.headers,
     };
   } catch (error) {
     return { statusCode: null, error: describeRequestError(error, input.timeoutMs, input.headersTimeoutMs), durationMs: elapsed(), responseExcerpt: null };

@@ -3,6 +3,7 @@ import type { PublicKeys } from '@worklane/config';
 import { createServiceApp, idempotentPosts, type IdempotencyOptions, type InputLimits } from '@worklane/http';
 import type { Logger, ServiceMetrics } from '@worklane/observability';
 import { deliveryRoutes, type DeliveryRouteDeps } from './routes/deliveries';
+import { recoveryRoutes, type RecoveryRouteDeps } from './routes/recoveries';
 
 export interface AppDeps extends DeliveryRouteDeps {
   /** Query limits and how much of a 422 is listed (the HTTP_MAX_* settings). */
@@ -16,6 +17,8 @@ export interface AppDeps extends DeliveryRouteDeps {
   isReady: () => boolean | Promise<boolean>;
   /** Idempotency-Key on POSTs (docs/api-idempotency.md); without it the header is ignored. */
   idempotency?: IdempotencyOptions;
+  /** POST .../webhooks/{webhook}/recover and GET .../recoveries/{recovery}. */
+  recoveries: Omit<RecoveryRouteDeps, 'webhooks'>;
 }
 
 /** The delivery log API; main.ts listens. */
@@ -30,6 +33,7 @@ export function createApp(deps: AppDeps): Express {
     routes: (router) => {
       if (deps.idempotency) router.use(idempotentPosts(deps.idempotency));
       deliveryRoutes(router, deps);
+      recoveryRoutes(router, { ...deps.recoveries, webhooks: deps.webhooks });
     },
   });
 }

@@ -132,6 +132,41 @@ export const configSchema = z.object({
     .max(3_600_000)
     .default(60_000)
     .describe('Pause between retention passes once the delivery log holds nothing past its retention'),
+  DELIVERY_RESPONSE_EXCERPT_BYTES: z.coerce
+    .number()
+    .int()
+    .min(256)
+    .max(65_536)
+    .default(4_096)
+    .describe("Bytes of a receiver's answer kept with each attempt in the delivery log; the rest is never read"),
+  DELIVERY_EXCHANGE_HEADERS_MAX_BYTES: z.coerce
+    .number()
+    .int()
+    .min(256)
+    .max(65_536)
+    .default(4_096)
+    .describe('Bytes of header names and values kept per attempt, for the request sent and for the answer each; headers past it are counted, not kept'),
+  DELIVERY_RECOVERY_MAX_EVENTS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(1_000_000)
+    .default(10_000)
+    .describe('Failed events one recovery job may send again; a window holding more is refused with 422 recovery_too_large'),
+  DELIVERY_RECOVERY_DEFAULT_PER_SECOND: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(10_000)
+    .default(10)
+    .describe('Re-sends a recovery job starts per second for a webhook without a rate limit (a webhook with one is paced by it)'),
+  DELIVERY_RECOVERY_BATCH_SIZE: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(10_000)
+    .default(500)
+    .describe('Re-sends a recovery job creates per statement at most; a fast pace takes several a second'),
   EVENT_ACK_WAIT_MS: z.coerce
     .number()
     .int()

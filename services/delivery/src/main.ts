@@ -27,6 +27,8 @@ import { EventConsumer } from './events/consumer';
 import { FanOutBudget } from './events/fan-out-budget';
 import { FanOutDrainer } from './events/fan-out-drainer';
 import { createDeliveryMetrics } from './metrics';
+import { RecoveryStore } from './recovery/store';
+import { RecoveryWorker } from './recovery/worker';
 import { DeliverySender } from './sending/sender';
 
 const MIGRATIONS = join(__dirname, '..', 'migrations');
@@ -94,6 +96,7 @@ async function main(): Promise<void> {
     pollIntervalMs: config.DELIVERY_POLL_INTERVAL_MS,
     registry: metrics.registry,
     leaseMs: config.DELIVERY_LEASE_MS ?? config.DELIVERY_DNS_TIMEOUT_MS + config.WEBHOOK_TIMEOUT_MS + 15_000,
+    exchange: { responseExcerptBytes: config.DELIVERY_RESPONSE_EXCERPT_BYTES, headersMaxBytes: config.DELIVERY_EXCHANGE_HEADERS_MAX_BYTES },
   });
   const firstDelayMs = (config.WEBHOOK_RETRY_SCHEDULE[0] ?? 0) * 1000;
   // Each team's events create at most its fan-out budget of deliveries; the rest wait in the backlog.
@@ -146,7 +149,20 @@ async function main(): Promise<void> {
       removedRows.inc({ table: 'delivery_attempts' }, removed.attempts);
     },
   });
+  // Recovery jobs are stored; any replica steps them, at their webhook's pace.
+  const recoveryWorker = new RecoveryWorker({
+    store: new RecoveryStore(pipelinePool),
+    webhooks,
+    logger,
+    defaultPerSecond: config.DELIVERY_RECOVERY_DEFAULT_PER_SECOND,
+    batchSize: config.DELIVERY_RECOVERY_BATCH_SIZE,
+    idleMs: config.DELIVERY_POLL_INTERVAL_MS,
+    retentionMs: config.DELIVERY_RETENTION_DAYS * 86_400_000,
+    onDeliveriesCreated: () => sender.wake(),
+    registry: metrics.registry,
+  });
   sender.start();
+  recoveryWorker.start();
   consumer.start();
   drainer.start();
   retention.start();
@@ -164,6 +180,11 @@ async function main(): Promise<void> {
     webhooks,
     onDeliveryCreated: () => sender.wake(),
     pageLimits: listPageLimits(config),
+    recoveries: {
+      recoveries: new RecoveryStore(pool),
+      recovery: { maxEvents: config.DELIVERY_RECOVERY_MAX_EVENTS, defaultPerSecond: config.DELIVERY_RECOVERY_DEFAULT_PER_SECOND },
+      onRecoveryCreated: () => recoveryWorker.wake(),
+    },
     idempotency: idempotency.options,
     // Its own database only. NATS is not needed to answer: the consumer waits for it, and an
     // outage of NATS keeps the delivery log serving.
@@ -183,6 +204,8 @@ async function main(): Promise<void> {
     })
     // Attempts in flight finish and are recorded; everything else stays due in PostgreSQL.
     .onShutdown('sender', () => sender.stop())
+    // A job's step is one transaction: one cut short is rolled back and done again by any replica.
+    .onShutdown('recovery', () => recoveryWorker.stop())
     .onShutdown('retention', () => retention.stop())
     .onShutdown('idempotency key retention', () => idempotency.retention.stop())
     .onShutdown('nats', () => nats.drain())

@@ -315,7 +315,7 @@ describe('the delivery log API', () => {
       (rows) => rows.length === 2 && rows.every((row) => row.status === 'succeeded'),
     );
     expect(Object.keys(list[0]!).sort()).toEqual(
-      ['attempt_count', 'completed_at', 'created_at', 'event', 'event_id', 'failure_reason', 'id', 'next_attempt_at', 'redelivery_of', 'status', 'updated_at', 'webhook_id'].sort(),
+      ['attempt_count', 'completed_at', 'created_at', 'event', 'event_id', 'failure_reason', 'id', 'next_attempt_at', 'recovery_id', 'redelivery_of', 'status', 'updated_at', 'webhook_id'].sort(),
     );
     const detailOfNewest = await deliveryDetail(team, list[0]!.id);
     expect(detailOfNewest.payload.issue.id).toBe(second.id);

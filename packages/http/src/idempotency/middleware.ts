@@ -133,15 +133,15 @@ export interface CreatedAnswer<T> {
 }
 
 /**
- * The 201 answer of a create. Pass `recordIn` to the data function that writes the resource
- * (it runs it in its transaction), then `send` what it wrote.
+ * The 201 answer of a create (202 for a job that goes on after the answer). Pass `recordIn` to the
+ * data function that writes the resource (it runs it in its transaction), then `send` what it wrote.
  */
-export function createdAnswer<T>(req: Request, res: Response, location?: (written: T) => string): CreatedAnswer<T> {
+export function createdAnswer<T>(req: Request, res: Response, location?: (written: T) => string, status: 201 | 202 = 201): CreatedAnswer<T> {
   const held = heldKeys.get(req);
   return {
     recordIn: held
       ? async (client, written) => {
-          const response: StoredResponse = { status: 201, headers: location ? { location: location(written) } : {}, body: JSON.stringify(written) };
+          const response: StoredResponse = { status, headers: location ? { location: location(written) } : {}, body: JSON.stringify(written) };
           // Too large to keep: settled (released) when the answer goes out.
           if (Buffer.byteLength(response.body) > held.options.maxResponseBytes) return;
           if (!(await held.options.keys.complete(held.scope, held.leaseToken, response, client))) throw keyInUse();
@@ -149,7 +149,7 @@ export function createdAnswer<T>(req: Request, res: Response, location?: (writte
         }
       : undefined,
     send: (written) => {
-      res.status(201);
+      res.status(status);
       if (location) res.location(location(written));
       res.json(written);
     },

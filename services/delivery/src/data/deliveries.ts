@@ -14,6 +14,7 @@ export interface DeliveryRecord {
   attempt_count: number;
   next_attempt_at: string | null;
   redelivery_of: string | null;
+  recovery_id: number | null;
   created_at: string;
   updated_at: string;
   completed_at: string | null;
@@ -27,11 +28,27 @@ export interface AttemptRecord {
   error: string | null;
   duration_ms: number;
   response_body: string | null;
+  request_headers: Record<string, string> | null;
+  response_headers: Record<string, string> | null;
 }
 
 export interface DeliveryDetail extends DeliveryRecord {
   payload: unknown;
+  /** The exact bytes every attempt sends, as text. */
+  request_body: string;
   attempts: AttemptRecord[];
+}
+
+/** What the delivery log can be narrowed to; the filters combine. */
+export interface DeliveryLogFilter {
+  status?: DeliveryStatus;
+  event?: string;
+  eventId?: string;
+  issueId?: number;
+  /** Created at or after. */
+  createdAfter?: string;
+  /** Created before. */
+  createdBefore?: string;
 }
 
 /** A delivery a sender has claimed and now owns until `leaseToken` is cleared or its lease runs out. */
@@ -60,6 +77,9 @@ export interface AttemptOutcome {
   error: string | null;
   durationMs: number;
   responseBody: string | null;
+  /** The headers sent, and those received (bounded, credentials redacted: see sending/exchange.ts). */
+  requestHeaders?: Record<string, string> | null;
+  responseHeaders?: Record<string, string> | null;
   status: DeliveryStatus;
   failureReason: FailureReason | null;
   /** When `status` stays pending: milliseconds until the next attempt. */
@@ -76,6 +96,7 @@ const RECORD_COLUMNS = [
   'attempt_count',
   timestamp("CASE WHEN status = 'pending' THEN next_attempt_at END", 'next_attempt_at'),
   'redelivery_of',
+  'recovery_id',
   timestamp('created_at'),
   timestamp('updated_at'),
   timestamp('completed_at'),
@@ -295,8 +316,8 @@ export class DeliveryStore {
     const { rows } = await this.pool.query<{ delivery_id: string }>({
       name: 'deliveries-record-attempts',
       text: `WITH outcome AS (
-         SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::float8[], $6::float8[], $7::text[], $8::int[], $9::text[], $10::int[], $11::text[])
-           AS o (id, lease_token, status, failure_reason, retry_seconds, started_ms, url, status_code, error, duration_ms, response_body)
+         SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::float8[], $6::float8[], $7::text[], $8::int[], $9::text[], $10::int[], $11::text[], $12::jsonb[], $13::jsonb[])
+           AS o (id, lease_token, status, failure_reason, retry_seconds, started_ms, url, status_code, error, duration_ms, response_body, request_headers, response_headers)
        ), moved AS (
          UPDATE deliveries AS d SET
            attempt_count = d.attempt_count + 1,
@@ -310,8 +331,8 @@ export class DeliveryStore {
          WHERE d.id = o.id AND d.lease_token = o.lease_token
          RETURNING d.id, d.attempt_count
        )
-       INSERT INTO delivery_attempts (delivery_id, number, attempted_at, url, status_code, error, duration_ms, response_body)
-       SELECT moved.id, moved.attempt_count, to_timestamp(o.started_ms / 1000), o.url, o.status_code, o.error, o.duration_ms, o.response_body
+       INSERT INTO delivery_attempts (delivery_id, number, attempted_at, url, status_code, error, duration_ms, response_body, request_headers, response_headers)
+       SELECT moved.id, moved.attempt_count, to_timestamp(o.started_ms / 1000), o.url, o.status_code, o.error, o.duration_ms, o.response_body, o.request_headers, o.response_headers
        FROM moved JOIN outcome AS o ON o.id = moved.id
        RETURNING delivery_id`,
       values: [
@@ -326,6 +347,8 @@ export class DeliveryStore {
         column(({ outcome }) => outcome.error),
         column(({ outcome }) => outcome.durationMs),
         column(({ outcome }) => outcome.responseBody),
+        column(({ outcome }) => (outcome.requestHeaders ? JSON.stringify(outcome.requestHeaders) : null)),
+        column(({ outcome }) => (outcome.responseHeaders ? JSON.stringify(outcome.responseHeaders) : null)),
       ],
     });
     const recorded = new Set(rows.map((row) => row.delivery_id));
@@ -351,13 +374,27 @@ export class DeliveryStore {
     );
   }
 
-  /** Newest first; the whole log, or a page of `limit` after `cursor`. */
-  async listForWebhook(teamId: number, webhookId: number, page?: { limit: number; after?: PageCursor }): Promise<DeliveryRecord[]> {
+  /**
+   * Newest first; the whole log, or a page of `limit` after `cursor`, narrowed by `filter`. Every
+   * filter keeps the (created_at, id) order, so paging works the same with any of them; an event
+   * id is found through its own index, failed deliveries through theirs.
+   */
+  async listForWebhook(teamId: number, webhookId: number, page?: { limit: number; after?: PageCursor }, filter: DeliveryLogFilter = {}): Promise<DeliveryRecord[]> {
     const params: unknown[] = [teamId, webhookId];
     let where = 'team_id = $1 AND webhook_id = $2';
+    const condition = (sql: (placeholder: string) => string, value: unknown) => {
+      params.push(value);
+      where += ` AND ${sql(`$${params.length}`)}`;
+    };
+    if (filter.status) condition((p) => `status = ${p}`, filter.status);
+    if (filter.event) condition((p) => `event = ${p}`, filter.event);
+    if (filter.eventId) condition((p) => `event_id = ${p}::uuid`, filter.eventId);
+    if (filter.issueId !== undefined) condition((p) => `issue_id = ${p}::bigint`, filter.issueId);
+    if (filter.createdAfter) condition((p) => `created_at >= ${p}::timestamptz`, filter.createdAfter);
+    if (filter.createdBefore) condition((p) => `created_at < ${p}::timestamptz`, filter.createdBefore);
     if (page?.after) {
       params.push(page.after.createdAt, page.after.id);
-      where += ` AND (created_at, id) < ($3::timestamptz, $4::uuid)`;
+      where += ` AND (created_at, id) < ($${params.length - 1}::timestamptz, $${params.length}::uuid)`;
     }
     let limit = '';
     if (page) {
@@ -380,12 +417,13 @@ export class DeliveryStore {
     if (!row) return undefined;
     // Attempts are only ever appended, so reading them after the delivery row cannot miss one it counts.
     const attempts = await this.pool.query<AttemptRecord>(
-      `SELECT number, ${timestamp('attempted_at')}, url, status_code, error, duration_ms, response_body
+      `SELECT number, ${timestamp('attempted_at')}, url, status_code, error, duration_ms, response_body, request_headers, response_headers
        FROM delivery_attempts WHERE delivery_id = $1 ORDER BY number`,
       [id],
     );
     const { body, ...record } = row;
-    return { ...record, payload: JSON.parse(body.toString('utf8')), attempts: attempts.rows };
+    const text = body.toString('utf8');
+    return { ...record, payload: JSON.parse(text), request_body: text, attempts: attempts.rows };
   }
 
   /** What a redelivery copies from the original. */

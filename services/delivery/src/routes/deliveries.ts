@@ -1,12 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import type { Request, Router } from 'express';
 import { z } from 'zod';
+import { deliveryLogFilters, type DeliveryLogFilters } from '@worklane/api-contract';
 import { listPageLimits } from '@worklane/config';
-import { HttpError, createdAnswer, idParam, notFound, readPage, requireTeam, resource, rowsToFetch, sendPage, type ListKind, type PageLimits } from '@worklane/http';
+import { HttpError, createdAnswer, idParam, notFound, parseBody, readPage, requireTeam, resource, rowsToFetch, sendPage, type ListKind, type PageLimits } from '@worklane/http';
 import { captureTraceContext } from '@worklane/messaging';
 import type { WebhookDirectory, WebhookTarget } from '../clients/webhooks';
 import { isDeadLetterNotice } from '../data/dead-letters';
-import type { DeliveryStore } from '../data/deliveries';
+import type { DeliveryLogFilter, DeliveryStore } from '../data/deliveries';
 
 export interface DeliveryRouteDeps {
   deliveries: DeliveryStore;
@@ -42,6 +43,18 @@ const DELIVERY_LOG: ListKind<[string, string]> = {
   key: z.tuple([z.string().regex(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/), z.string().regex(UUID)]),
 };
 
+/** The log's query filters as the store reads them. */
+function logFilter(query: DeliveryLogFilters): DeliveryLogFilter {
+  return {
+    ...(query.status ? { status: query.status } : {}),
+    ...(query.event ? { event: query.event } : {}),
+    ...(query.event_id ? { eventId: query.event_id.toLowerCase() } : {}),
+    ...(query.issue_id !== undefined ? { issueId: query.issue_id } : {}),
+    ...(query.created_after ? { createdAfter: query.created_after } : {}),
+    ...(query.created_before ? { createdBefore: query.created_before } : {}),
+  };
+}
+
 export function deliveryRoutes(router: Router, deps: DeliveryRouteDeps): void {
   const { deliveries, webhooks, onDeliveryCreated } = deps;
   const pageLimits = deps.pageLimits ?? listPageLimits();
@@ -51,9 +64,10 @@ export function deliveryRoutes(router: Router, deps: DeliveryRouteDeps): void {
       const { teamId } = requireTeam(req);
       const webhookId = idParam(req, 'webhook');
       const page = readPage(req, DELIVERY_LOG, pageLimits, 'always')!;
+      const filter = logFilter(parseBody(deliveryLogFilters, req.query));
       if (!(await webhooks.getWebhook(teamId, webhookId))) throw notFound();
       const after = page.after && { createdAt: page.after[0], id: page.after[1] };
-      const rows = await deliveries.listForWebhook(teamId, webhookId, { limit: rowsToFetch(page), ...(after ? { after } : {}) });
+      const rows = await deliveries.listForWebhook(teamId, webhookId, { limit: rowsToFetch(page), ...(after ? { after } : {}) }, filter);
       sendPage(req, res, DELIVERY_LOG, page, rows, (delivery) => [delivery.created_at, delivery.id]);
     },
   });

@@ -19,6 +19,7 @@ import { decide } from '../domain/outcome';
 import { attemptResult, type DeliveryMetrics } from '../metrics';
 import { SendingBudgets } from './budgets';
 import { recordedHeaders, type ExchangeLimits } from './exchange';
+import { recordedHeaders, type ExchangeLimits } from './exchange';
 import { CircuitBreakers, isEndpointFailure, type CircuitBreakerOptions, type EndpointHealth } from './circuit-breaker';
 
 export interface SenderOptions {
@@ -56,6 +57,8 @@ const CLAIM_BATCH = 100;
 const DIRECTORY_RETRY_MS = 5_000;
 /** Finished attempts free slots; waiting this long lets several be refilled by one claim. */
 const REFILL_DELAY_MS = 5;
+/** Bytes of response body, and of each header list, an attempt keeps when no limits are given. */
+const DEFAULT_EXCHANGE_BYTES = 4096;
 /** Bytes of response body, and of each header list, an attempt keeps when no limits are given. */
 const DEFAULT_EXCHANGE_BYTES = 4096;
 /** Attempts finishing within this time are recorded by one statement. */
@@ -318,6 +321,8 @@ export class DeliverySender {
         error: response.error,
         durationMs: response.durationMs,
         responseBody: response.responseExcerpt,
+        requestHeaders: recordedHeaders(response.requestHeaders, this.options.exchange?.headersMaxBytes ?? DEFAULT_EXCHANGE_BYTES),
+        responseHeaders: recordedHeaders(response.responseHeaders, this.options.exchange?.headersMaxBytes ?? DEFAULT_EXCHANGE_BYTES),
         requestHeaders: recordedHeaders(response.requestHeaders, this.options.exchange?.headersMaxBytes ?? DEFAULT_EXCHANGE_BYTES),
         responseHeaders: recordedHeaders(response.responseHeaders, this.options.exchange?.headersMaxBytes ?? DEFAULT_EXCHANGE_BYTES),
         ...decision,

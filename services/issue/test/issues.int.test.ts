@@ -211,7 +211,15 @@ describe('issue events', () => {
     const events = await waitForEvents(issue.id, 2);
     expect(events.map((event) => event.subject)).toEqual(['issues.created', 'issues.updated']);
     for (const event of events) expect(event.msgId).toBe(event.payload.id);
-    expect(events[0]!.payload).toEqual({ id: events[0]!.msgId, type: 'issue.created', version: 1, occurred_at: issue.created_at, team_id: team.team_id, data: { issue } });
+    expect(events[0]!.payload).toEqual({
+      id: events[0]!.msgId,
+      type: 'issue.created',
+      version: 1,
+      occurred_at: issue.created_at,
+      team_id: team.team_id,
+      organization_id: team.organization_id,
+      data: { issue },
+    });
     expect(events[1]!.payload).toMatchObject({ type: 'issue.updated', version: 1, data: { changes: { priority: { from: 'none', to: 'urgent' } } } });
     expect(Object.keys(events[1]!.payload.data.changes)).toEqual(['priority']);
     // Each message is an envelope that the package's parser (the delivery service's) reads.

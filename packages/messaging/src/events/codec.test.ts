@@ -71,6 +71,24 @@ describe('the event envelope', () => {
     expect(Object.keys(JSON.parse(toWebhookBody(created())))).toEqual(['id', 'event', 'created_at', 'team_id', 'issue']);
   });
 
+  it('carries the issue’s organization in the envelope (from the outbox’s record), not in the webhook body, and reads messages without it', () => {
+    const flat = JSON.stringify({ id: '0e9d8c7b-6a5f-4e3d-8c2b-1a0f9e8d7c6b', event: 'issue.created', created_at: issue.created_at, team_id: 17, organization_id: 4, issue });
+    const read = readIssueEvent(flat);
+    if (!read.ok) throw new Error(read.problem);
+    expect(read.event.organization_id).toBe(4);
+    expect(read.event.data).toEqual({ issue });
+    expect(Object.keys(JSON.parse(encodeEvent(read.event)))).toEqual(['id', 'type', 'version', 'occurred_at', 'team_id', 'organization_id', 'data']);
+    // Receivers get the body they always had.
+    expect(toWebhookBody(read.event)).toBe(JSON.stringify({ id: read.event.id, event: 'issue.created', created_at: issue.created_at, team_id: 17, issue }));
+    const built = createIssueEvent({ id: read.event.id, type: 'issue.created', occurred_at: issue.created_at, team_id: 17, organization_id: 4, data: { issue } });
+    expect(built).toEqual(read.event);
+    expect(deadLetterNotice(built, { reason: 'payload_too_large', detail: 'big', size_bytes: 1 }).organization_id).toBe(4);
+    // Published before the field existed: read as before, without one.
+    const older = readIssueEvent(PREVIOUS_FORMAT_UPDATED);
+    expect(older.ok && older.event.organization_id).toBeUndefined();
+    expect(readIssueEvent(JSON.stringify({ ...created(), organization_id: 'x' })).ok).toBe(false);
+  });
+
   it('keeps fields it does not know (a producer may add optional ones inside a version) and passes them on', () => {
     const event = { ...created(), trace: 'x', data: { issue: { ...issue, labels: ['ui'] }, actor: { id: 5 } } };
     const read = readIssueEvent(JSON.stringify(event));

@@ -8,11 +8,13 @@ import { EVENT_SCHEMAS, PUBLISHED_VERSION, type DeadLetterNotice, type EventSche
  * definition of every message: the zod schemas of issue-event-schemas.ts.
  *
  * Two forms exist:
- * - the envelope, `{ id, type, version, occurred_at, team_id, data }`, which the bus carries;
+ * - the envelope, `{ id, type, version, occurred_at, team_id, organization_id?, data }`, which
+ *   the bus carries;
  * - the flat form, `{ id, event, created_at, team_id, ...data }`: the shape of the webhook body
  *   receivers get, the shape the issue service's outbox records an event in, and what the bus
  *   carried before the envelope existed. Reading accepts it (as version 1), so a consumer of this
- *   release takes the messages an earlier release left in the stream or in an outbox.
+ *   release takes the messages an earlier release left in the stream or in an outbox. The outbox's
+ *   record also holds `organization_id`, which goes to the envelope, not to the webhook body.
  */
 
 /** A message read: the event, and which form it came in; or why it is not one. */
@@ -25,7 +27,10 @@ export class InvalidEventError extends Error {
 
 type Json = Record<string, unknown>;
 
-const FLAT_HEADER = ['id', 'event', 'created_at', 'team_id'] as const;
+const FLAT_HEADER = ['id', 'event', 'created_at', 'team_id', 'organization_id'] as const;
+
+/** `{ organization_id }` when the event has one, else nothing (messages published before it existed). */
+const organizationOf = (organizationId: unknown): Json => (organizationId === undefined ? {} : { organization_id: organizationId });
 
 const isObject = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
 
@@ -39,8 +44,8 @@ function decode(input: string | Uint8Array): unknown {
 
 /** The flat form as a version 1 envelope (not yet validated). */
 function fromFlat(flat: Json): Json {
-  const { id, event, created_at, team_id, ...data } = flat;
-  return { id, type: event, version: 1, occurred_at: created_at, team_id, data };
+  const { id, event, created_at, team_id, organization_id, ...data } = flat;
+  return { id, type: event, version: 1, occurred_at: created_at, team_id, ...organizationOf(organization_id), data };
 }
 
 /** What went wrong, in a line: the first few problems with their paths. */
@@ -91,13 +96,15 @@ export interface IssueEventFields {
   type: IssueEventName;
   occurred_at: string;
   team_id: number;
+  /** The issue's organization; webhooks scoped to organizations are matched on it. */
+  organization_id?: number;
   data: IssueEvent['data'];
 }
 
 /** Builds an issue event in the version published now; throws InvalidEventError when the fields do not make one. */
 export function createIssueEvent(fields: IssueEventFields): IssueEvent {
-  const { id, type, occurred_at, team_id, data } = fields;
-  const result = readIssueEvent({ id, type, version: PUBLISHED_VERSION[type], occurred_at, team_id, data });
+  const { id, type, occurred_at, team_id, organization_id, data } = fields;
+  const result = readIssueEvent({ id, type, version: PUBLISHED_VERSION[type], occurred_at, team_id, ...organizationOf(organization_id), data });
   if (!result.ok) throw new InvalidEventError(`not a valid ${type} event: ${result.problem}`);
   return result.event;
 }
@@ -110,7 +117,8 @@ export function encodeEvent(event: IssueEvent | DeadLetterNotice): string {
 /**
  * The webhook body of an event (or the delivery-log payload of a notice): the flat form,
  * `{ id, event, created_at, team_id, ...data }`, as compact JSON. Receivers rely on this shape; it
- * does not follow the envelope's versions (docs/webhooks.md).
+ * does not follow the envelope's versions (docs/webhooks.md). The envelope's `organization_id` is
+ * for routing inside Worklane and is not part of it.
  */
 export function toWebhookBody(event: IssueEvent | DeadLetterNotice): string {
   const { id, type, occurred_at, team_id } = event;
@@ -141,8 +149,16 @@ export function deadLetterNotice(event: IssueEvent, deadLetter: DeadLetter): Dea
     const value = (event.data.issue as Json)[field];
     if (typeof value === 'number' || (typeof value === 'string' && value.length <= NOTICE_TEXT_MAX)) issue[field] = value;
   }
-  const { id, type, occurred_at, team_id } = event;
-  const result = readDeadLetterNotice({ id, type, version: PUBLISHED_VERSION['dead-letter-notice'], occurred_at, team_id, data: { issue, dead_letter: deadLetter } });
+  const { id, type, occurred_at, team_id, organization_id } = event;
+  const result = readDeadLetterNotice({
+    id,
+    type,
+    version: PUBLISHED_VERSION['dead-letter-notice'],
+    occurred_at,
+    team_id,
+    ...organizationOf(organization_id),
+    data: { issue, dead_letter: deadLetter },
+  });
   if (!result.ok) throw new InvalidEventError(`not a valid dead-letter notice: ${result.problem}`);
   return result.event;
 }

@@ -2,10 +2,10 @@ import { z } from 'zod';
 import { id, timestamp, uuid } from '@worklane/api-contract';
 
 /**
- * The envelope every event on the bus travels in: the same six fields whatever the event, so that
+ * The envelope every event on the bus travels in: the same fields whatever the event, so that
  * a consumer can route, deduplicate and version-check a message before it reads `data`.
  *
- *   { "id", "type", "version", "occurred_at", "team_id", "data" }
+ *   { "id", "type", "version", "occurred_at", "team_id", "organization_id"?, "data" }
  *
  * `type` names what happened (`issue.created`), `version` the shape of `data` for that type (an
  * integer, 1 first), and `data` is the type's own payload. docs/events.md explains each field and
@@ -23,6 +23,10 @@ export const envelopeFields = {
   }),
   occurred_at: timestamp().meta({ description: 'When the change was committed, UTC with microseconds.' }),
   team_id: id().meta({ description: 'The team whose data changed; only that team’s webhooks receive the event.' }),
+  organization_id: id().optional().meta({
+    description:
+      'The organization the changed issue belongs to (in the team). Webhooks scoped to organizations receive only their organizations’ events. Absent from messages published before it was added.',
+  }),
 };
 
 /**
@@ -42,6 +46,7 @@ export function envelopeOf<Type extends z.ZodType<string>, Version extends numbe
       version: z.literal(version).meta({ description: `The version of this type's \`data\`: ${version}.` }),
       occurred_at: envelopeFields.occurred_at,
       team_id: envelopeFields.team_id,
+      organization_id: envelopeFields.organization_id,
       data,
     })
     .loose()

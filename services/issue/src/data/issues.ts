@@ -38,8 +38,10 @@ const SCOPE = 'team_id = $1 AND organization_id = $2 AND project_id = $3';
  * final SELECT that returns the issue and wakes the relays at commit. The payload is built here, in
  * the statement that makes the change, from the same columns the API returns: the webhook body of
  * docs/webhooks.md as compact JSON, `{"id", "event", "created_at", "team_id", "issue"}`, plus
- * `changes` (given as JSON) for issue.updated. This flat form is the outbox's record only: the
- * relay reads it with packages/messaging and publishes the event's envelope (docs/events.md).
+ * `changes` (given as JSON) for issue.updated, and the issue's `organization_id` (which the relay
+ * moves into the envelope, for webhooks scoped to organizations; receivers' bodies stay as they
+ * are). This flat form is the outbox's record only: the relay reads it with packages/messaging and
+ * publishes the event's envelope (docs/events.md).
  * `$1` is the team, `eventParam` the event id, `traceParam` the trace context.
  */
 function writeEventAndReturn(event: IssueEventName, eventParam: string, traceParam: string, changesParam?: string): string {
@@ -49,6 +51,7 @@ function writeEventAndReturn(event: IssueEventName, eventParam: string, tracePar
        SELECT ${eventParam}, '${ISSUE_EVENT_SUBJECTS[event]}', row_to_json(envelope)::text, ${traceParam}
        FROM changed, LATERAL (
          SELECT ${eventParam}::uuid AS id, '${event}'::text AS event, ${timestamp(createdAt, 'created_at')}, $1::bigint AS team_id,
+                changed.organization_id,
                 (SELECT row_to_json(public) FROM (SELECT ${ISSUE_COLUMNS} FROM changed) AS public) AS issue
                 ${changesParam ? `, ${changesParam}::json AS changes` : ''}
        ) AS envelope

@@ -8,7 +8,7 @@ import { loadProto, type WebhookProto } from '@worklane/proto';
 import type { SecretBox } from '@worklane/webhooks';
 import { webhookLimits, type WebhookLimits } from './config';
 import type { ReceiverPolicy } from './domain/receiver-address';
-import { webhookRoutes } from './routes/webhooks';
+import { secretRotationRoutes, webhookRoutes } from './routes/webhooks';
 import { webhookDirectoryHandlers } from './rpc/webhook-directory';
 
 export interface AppDeps {
@@ -26,16 +26,17 @@ export interface AppDeps {
   /** Which hosts a webhook URL may point to (WEBHOOK_ALLOWED_CIDRS, WEBHOOK_DNS_SERVERS). */
   receiverPolicy: ReceiverPolicy;
   isReady: () => boolean | Promise<boolean>;
-  /** Page sizes and the per-team webhook quota; the configuration's defaults when not given. */
+  /** Page sizes, the per-team webhook quota, rotation and rate limits; the configuration's defaults when not given. */
   limits?: WebhookLimits;
   /** Idempotency-Key on POSTs (docs/api-idempotency.md); without it the header is ignored. */
   idempotency?: IdempotencyOptions;
 }
 
-/** Only the delivery service reads subscriptions and their signing secrets. */
+/** Only the delivery service reads subscriptions and their signing secrets, and switches failing ones off. */
 export const WEBHOOK_DIRECTORY_CALLERS = {
   ListSubscriptions: ['delivery'],
   GetWebhook: ['delivery'],
+  DisableWebhook: ['delivery'],
 } as const;
 
 export interface WebhookApp {
@@ -62,6 +63,10 @@ export function createApp(deps: AppDeps): WebhookApp {
     isReady: deps.isReady,
     identityIssuers: identityIssuersOf(deps.publicKeys),
     routes: (router) => {
+      const limits = deps.limits ?? webhookLimits();
+      // Before the Idempotency-Key middleware: a rotation's answer holds the new secret, which
+      // must not be kept in clear for a replay.
+      secretRotationRoutes(router, { pool: deps.pool, secretBox: deps.secretBox, rotation: limits.rotation });
       if (deps.idempotency) router.use(idempotentPosts(deps.idempotency));
       webhookRoutes(router, {
         pool: deps.pool,
@@ -69,7 +74,7 @@ export function createApp(deps: AppDeps): WebhookApp {
         secretBox: deps.secretBox,
         receiverPolicy: deps.receiverPolicy,
         onUrlRefused: (reason) => urlRejections.inc({ reason }),
-        ...(deps.limits ?? webhookLimits()),
+        ...limits,
       });
     },
   });

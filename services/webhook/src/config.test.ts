@@ -41,4 +41,17 @@ describe('webhook service configuration', () => {
       expect.stringMatching(/^WEBHOOK_ALLOWED_CIDRS: not a CIDR range/),
     ]);
   });
+
+  it('bounds secret rotations and rate limits, defaults first', () => {
+    expect(loadWebhookConfig(REQUIRED)).toMatchObject({
+      WEBHOOK_PREVIOUS_SECRETS_MAX: 5,
+      WEBHOOK_SECRET_OVERLAP_DEFAULT_SECONDS: 86_400,
+      WEBHOOK_SECRET_OVERLAP_MAX_SECONDS: 604_800,
+      WEBHOOK_RATE_LIMIT_MAX_PER_SECOND: 1_000,
+    });
+    expect(problemsOf({ ...REQUIRED, WEBHOOK_SECRET_OVERLAP_DEFAULT_SECONDS: '7200', WEBHOOK_SECRET_OVERLAP_MAX_SECONDS: '3600' })).toEqual([
+      'WEBHOOK_SECRET_OVERLAP_DEFAULT_SECONDS: 7200 exceeds WEBHOOK_SECRET_OVERLAP_MAX_SECONDS (3600)',
+    ]);
+    expect(problemsOf({ ...REQUIRED, WEBHOOK_PREVIOUS_SECRETS_MAX: '0' })).toEqual([expect.stringMatching(/^WEBHOOK_PREVIOUS_SECRETS_MAX: /)]);
+  });
 });

@@ -1,4 +1,5 @@
 import {
+  ConfigError,
   baseServiceSchema,
   databaseSchema,
   idempotencySettings,
@@ -36,18 +37,70 @@ export const configSchema = z.object({
   ...pagingSettings,
   ...idempotencySettings,
   TEAM_MAX_WEBHOOKS: teamQuota(100, 'Webhooks'),
+  WEBHOOK_PREVIOUS_SECRETS_MAX: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(50)
+    .default(5)
+    .describe('Old secrets of a webhook that may still sign at once after rotations; one more rotation with an overlap is refused (HTTP 409 `secret_rotation_limit`)'),
+  WEBHOOK_SECRET_OVERLAP_DEFAULT_SECONDS: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(2_592_000)
+    .default(86_400)
+    .describe('Seconds a rotated-out secret keeps signing when the rotation names no overlap_seconds (at most WEBHOOK_SECRET_OVERLAP_MAX_SECONDS)'),
+  WEBHOOK_SECRET_OVERLAP_MAX_SECONDS: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(2_592_000)
+    .default(604_800)
+    .describe('Longest overlap_seconds a secret rotation may ask for (7 days by default); more is refused with 422'),
+  WEBHOOK_RATE_LIMIT_MAX_PER_SECOND: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(100_000)
+    .default(1_000)
+    .describe('Highest rate_limit_per_second a webhook may be given; more is refused with 422'),
 });
 
 export type Config = z.infer<typeof configSchema>;
 
-export const loadWebhookConfig = (env?: Record<string, string | undefined>) => loadConfig(configSchema, env);
+export function loadWebhookConfig(env?: Record<string, string | undefined>): Config {
+  const config = loadConfig(configSchema, env);
+  if (config.WEBHOOK_SECRET_OVERLAP_DEFAULT_SECONDS > config.WEBHOOK_SECRET_OVERLAP_MAX_SECONDS) {
+    throw new ConfigError([
+      `WEBHOOK_SECRET_OVERLAP_DEFAULT_SECONDS: ${config.WEBHOOK_SECRET_OVERLAP_DEFAULT_SECONDS} exceeds WEBHOOK_SECRET_OVERLAP_MAX_SECONDS (${config.WEBHOOK_SECRET_OVERLAP_MAX_SECONDS})`,
+    ]);
+  }
+  return config;
+}
 
-/** The list and quota limits of a parsed configuration; missing settings take their defaults. */
-export function webhookLimits(config: Partial<Pick<Config, 'LIST_DEFAULT_LIMIT' | 'LIST_MAX_LIMIT' | 'LIST_MAX_PAGE_BYTES' | 'TEAM_MAX_WEBHOOKS'>> = {}) {
+type LimitSettings =
+  | 'LIST_DEFAULT_LIMIT'
+  | 'LIST_MAX_LIMIT'
+  | 'LIST_MAX_PAGE_BYTES'
+  | 'TEAM_MAX_WEBHOOKS'
+  | 'WEBHOOK_PREVIOUS_SECRETS_MAX'
+  | 'WEBHOOK_SECRET_OVERLAP_DEFAULT_SECONDS'
+  | 'WEBHOOK_SECRET_OVERLAP_MAX_SECONDS'
+  | 'WEBHOOK_RATE_LIMIT_MAX_PER_SECOND';
+
+/** The list, quota, rotation and rate limits of a parsed configuration; missing settings take their defaults. */
+export function webhookLimits(config: Partial<Pick<Config, LimitSettings>> = {}) {
   const { shape } = configSchema;
   return {
     pageLimits: listPageLimits(config),
     maxWebhooks: shape.TEAM_MAX_WEBHOOKS.parse(config.TEAM_MAX_WEBHOOKS),
+    rotation: {
+      maxPreviousSecrets: shape.WEBHOOK_PREVIOUS_SECRETS_MAX.parse(config.WEBHOOK_PREVIOUS_SECRETS_MAX),
+      defaultOverlapSeconds: shape.WEBHOOK_SECRET_OVERLAP_DEFAULT_SECONDS.parse(config.WEBHOOK_SECRET_OVERLAP_DEFAULT_SECONDS),
+      maxOverlapSeconds: shape.WEBHOOK_SECRET_OVERLAP_MAX_SECONDS.parse(config.WEBHOOK_SECRET_OVERLAP_MAX_SECONDS),
+    },
+    maxRateLimitPerSecond: shape.WEBHOOK_RATE_LIMIT_MAX_PER_SECOND.parse(config.WEBHOOK_RATE_LIMIT_MAX_PER_SECOND),
   };
 }
 

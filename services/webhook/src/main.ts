@@ -18,9 +18,9 @@ async function main(): Promise<void> {
   const secretBox = new SecretBox({ current: config.WEBHOOK_SECRET_KEY, previous: config.WEBHOOK_PREVIOUS_SECRET_KEYS });
 
   // After a key rotation, move every secret to the new key so the old one can be retired.
-  const rotation = await resealSecrets(pool, secretBox.previousKeyIds, (sealed, teamId) => {
+  const rotation = await resealSecrets(pool, secretBox.previousKeyIds, (sealed, teamId, kind) => {
     try {
-      return sealSecret(secretBox, openSecret(secretBox, sealed, teamId), teamId);
+      return sealSecret(secretBox, openSecret(secretBox, sealed, teamId, kind), teamId, kind);
     } catch {
       return undefined;
     }

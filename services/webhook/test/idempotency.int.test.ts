@@ -34,3 +34,14 @@ it('creates a webhook once for a key and replays the answer, Location included',
   const list = await client.get(path);
   expect(list.body.data.filter((webhook: { url: string }) => webhook.url === PUBLIC_URL)).toHaveLength(1);
 });
+
+it('never keeps the answer of a secret rotation, which holds the new secret: the same key rotates again', async () => {
+  const created = await client.post(`/teams/${team.team_id}/webhooks`, { url: PUBLIC_URL, events: ['issue.created'], secret: 'whsec_before-rotation-0123' });
+  const path = `/teams/${team.team_id}/webhooks/${created.body.id}/secret/rotate`;
+  const key = randomUUID();
+  const first = await client.post(path, { overlap_seconds: 60 }, { headers: { 'Idempotency-Key': key } });
+  const second = await client.post(path, { overlap_seconds: 60 }, { headers: { 'Idempotency-Key': key } });
+  expect([first.status, second.status]).toEqual([200, 200]);
+  expect(second.headers['idempotent-replayed']).toBeUndefined();
+  expect(second.body.secret).not.toBe(first.body.secret);
+});

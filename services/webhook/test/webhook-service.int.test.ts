@@ -11,7 +11,23 @@ import { openSecret, sealSecret } from '../src/domain/secrets';
 import { startDirectWebhookService, type Directory, type DirectWebhookService } from './support/direct';
 
 const TIMESTAMP = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/;
-const WEBHOOK_FIELDS = ['active', 'created_at', 'events', 'id', 'team_id', 'updated_at', 'url'];
+const WEBHOOK_FIELDS = [
+  'active',
+  'created_at',
+  'description',
+  'disabled_at',
+  'disabled_reason',
+  'ed25519_public_key',
+  'events',
+  'filters',
+  'id',
+  'operational_events',
+  'rate_limit_per_second',
+  'secret_rotated_at',
+  'team_id',
+  'updated_at',
+  'url',
+];
 const TEAM = 1;
 const OTHER_TEAM = 2;
 const SECRET = 'whsec_kept-secret-0123456789';
@@ -362,9 +378,10 @@ describe('WebhookDirectory', () => {
     await newWebhook({ events: ['issue.created'] }, teamId + 1);
 
     const created = await directory.listSubscriptions({ team_id: teamId, event: 'issue.created' });
+    const unset = { previous_secrets: [], ed25519_private_key: '', organization_ids: [], project_ids: [], rate_limit_per_second: 0, operational_events: [] };
     expect(created.subscriptions).toEqual([
-      { id: both.id, team_id: teamId, url: PUBLIC_URL, events: ['issue.created', 'issue.updated'], active: true, secret: SECRET },
-      { id: createdOnly.id, team_id: teamId, url: PUBLIC_URL, events: ['issue.created'], active: true, secret: '' },
+      { id: both.id, team_id: teamId, url: PUBLIC_URL, events: ['issue.created', 'issue.updated'], active: true, secret: SECRET, ...unset },
+      { id: createdOnly.id, team_id: teamId, url: PUBLIC_URL, events: ['issue.created'], active: true, secret: '', ...unset },
     ]);
     const updated = await directory.listSubscriptions({ team_id: teamId, event: 'issue.updated' });
     expect(updated.subscriptions.map((subscription) => subscription.id)).toEqual([both.id, updatedOnly.id]);

@@ -3,7 +3,23 @@
 import { api, bootstrapTeam, startSystem, type ApiClient, type BootstrapResult, type System } from '@worklane/testing';
 
 const TIMESTAMP = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/;
-const WEBHOOK_FIELDS = ['active', 'created_at', 'events', 'id', 'team_id', 'updated_at', 'url'];
+const WEBHOOK_FIELDS = [
+  'active',
+  'created_at',
+  'description',
+  'disabled_at',
+  'disabled_reason',
+  'ed25519_public_key',
+  'events',
+  'filters',
+  'id',
+  'operational_events',
+  'rate_limit_per_second',
+  'secret_rotated_at',
+  'team_id',
+  'updated_at',
+  'url',
+];
 const SECRET = 'whsec_through-the-gateway-0123';
 // A public address literal needs no DNS; 127.0.0.2 and fd00:feed::/32 are let through by the
 // system's WEBHOOK_ALLOWED_CIDRS, while the rest of loopback and ULA stay refused.

@@ -32,11 +32,32 @@ describe('urlSyntaxProblem', () => {
 });
 
 describe('createWebhookInput', () => {
-  it('defaults active to true and drops server-owned and unknown fields', () => {
+  it('defaults active to true, the endpoint settings to none, and drops server-owned and unknown fields', () => {
     expect(parseBody(createWebhookInput, { url: 'https://8.8.8.8/', events: ['issue.created'], id: 3, team_id: 9, created_at: 'x', extra: 1 })).toEqual({
       url: 'https://8.8.8.8/',
       events: ['issue.created'],
       active: true,
+      description: null,
+      filters: { organization_ids: [], project_ids: [] },
+      rate_limit_per_second: null,
+      operational_events: [],
+      ed25519_signing: false,
+    });
+  });
+
+  it('reads filters as sorted lists without repeats; null or a missing list means every one', () => {
+    const scoped = (filters: unknown) => parseBody(createWebhookInput, { url: 'https://8.8.8.8/', events: ['issue.created'], filters }).filters;
+    expect(scoped({ organization_ids: [5, 2, 5] })).toEqual({ organization_ids: [2, 5], project_ids: [] });
+    expect(scoped(null)).toEqual({ organization_ids: [], project_ids: [] });
+    expect(errorsOf(() => scoped({ project_ids: Array.from({ length: 101 }, (_, index) => index + 1) }))).toEqual({
+      'filters.project_ids': ['The list must not have more than 100 items.'],
+    });
+  });
+
+  it('keeps operational events out of events', () => {
+    expect(errorsOf(() => parseBody(createWebhookInput, { url: 'https://8.8.8.8/', events: ['webhook.disabled'], operational_events: ['issue.created'] }))).toEqual({
+      'events.0': ['The selected events is invalid.'],
+      'operational_events.0': ['The selected operational events is invalid.'],
     });
   });
 

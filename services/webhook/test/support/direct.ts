@@ -10,12 +10,13 @@ import { createTestDatabase, publicKeysOf, randomKey, signedCaller, signerOf, si
 
 import { AllowedCidrs, SecretBox } from '@worklane/webhooks';
 import { createApp, type WebhookApp } from '../../src/app';
-import { TRUSTED_PRINCIPALS } from '../../src/config';
+import { TRUSTED_PRINCIPALS, webhookLimits, type Config } from '../../src/config';
 
 export interface Directory {
   client: webhookV1.WebhookDirectoryClient;
   listSubscriptions(request: webhookV1.ListSubscriptionsRequest): Promise<webhookV1.ListSubscriptionsResponse__Output>;
   getWebhook(request: webhookV1.GetWebhookRequest): Promise<webhookV1.Subscription__Output>;
+  disableWebhook(request: webhookV1.DisableWebhookRequest): Promise<webhookV1.DisableWebhookResponse__Output>;
 }
 
 export interface DirectWebhookService {
@@ -42,6 +43,8 @@ export interface DirectOptions {
   previousSecretKeys?: string[];
   /** Share the principals' key pairs with another instance. */
   keys?: Record<'gateway' | 'console' | 'issue' | 'delivery' | 'cli', SigningKeyPair>;
+  /** Settings of the limits (rotation, rate limit, quota) other than their defaults. */
+  limits?: Partial<Config>;
 }
 
 export async function startDirectWebhookService(options: DirectOptions = {}): Promise<DirectWebhookService> {
@@ -61,6 +64,7 @@ export async function startDirectWebhookService(options: DirectOptions = {}): Pr
     secretBox: new SecretBox({ current: secretKey, previous: options.previousSecretKeys ?? [] }),
     receiverPolicy: { allowedCidrs: AllowedCidrs.parse(options.allowedCidrs ?? []), timeoutMs: 2_000 },
     isReady: () => true,
+    limits: webhookLimits(options.limits ?? {}),
   });
   const grpcPort = await app.grpc.listen('127.0.0.1', 0);
   const grpcAddress = `127.0.0.1:${grpcPort}`;
@@ -76,6 +80,7 @@ export async function startDirectWebhookService(options: DirectOptions = {}): Pr
       client,
       listSubscriptions: (body) => unaryCall((metadata, callOptions, done) => client.ListSubscriptions(body, metadata, callOptions, done)),
       getWebhook: (body) => unaryCall((metadata, callOptions, done) => client.GetWebhook(body, metadata, callOptions, done)),
+      disableWebhook: (body) => unaryCall((metadata, callOptions, done) => client.DisableWebhook(body, metadata, callOptions, done)),
     };
   };
 

@@ -11,8 +11,11 @@ export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
 export const FAILURE_REASONS = ['gone', 'exhausted', 'webhook_deleted', 'webhook_inactive', 'dead_lettered'] as const;
 export type FailureReason = (typeof FAILURE_REASONS)[number];
 
-/** The events a delivery can carry: the issue events and the `ping` a client asks for. */
-export const DELIVERY_EVENTS = ['issue.created', 'issue.updated', 'ping'] as const;
+/**
+ * The events a delivery can carry: the issue events, the `ping` a client asks for, and the
+ * operational events about a failing webhook (sent to the webhooks that opt in to them).
+ */
+export const DELIVERY_EVENTS = ['issue.created', 'issue.updated', 'ping', 'webhook.failing', 'webhook.disabled'] as const;
 
 export const delivery = z
   .object({

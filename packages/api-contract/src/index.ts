@@ -68,6 +68,7 @@ export {
   type FailureReason,
 } from './deliveries';
 export { RECOVERY_STATUSES, recoverWebhookInput, recovery, type RecoverWebhookInput, type Recovery, type RecoveryStatus } from './recoveries';
+export { CIRCUIT_BREAKER_STATES, webhookDisabledEvent, webhookFailingEvent, webhookHealth, type WebhookHealth } from './webhook-health';
 export { DELIVERY_HEADERS, ISSUE_EDITABLE_FIELDS, issueCreatedEvent, issueUpdatedEvent, pingEvent } from './webhook-events';
 export { OPERATIONS, REQUEST_SCHEMAS, RESPONSE_SCHEMAS, findOperation, pathParameters, type Operation, type PathParameter } from './operations';
 export { REQUEST_ID_HEADER, REQUEST_ID_PATTERN, buildOpenApiDocument, type DocumentOptions } from './openapi';

@@ -5,6 +5,7 @@ import { ERROR_CODES, errorBody, type ErrorCode } from './errors';
 import { IDEMPOTENCY_KEY_HEADER, IDEMPOTENCY_KEY_MAX_LENGTH, IDEMPOTENCY_KEY_PATTERN, IDEMPOTENT_REPLAYED_HEADER } from './idempotency';
 import { OPERATIONS, REQUEST_SCHEMAS, RESPONSE_SCHEMAS, pathParameters, type ConflictKind, type Operation, type PathParameter } from './operations';
 import { DELIVERY_HEADERS, issueCreatedEvent, issueUpdatedEvent, pingEvent } from './webhook-events';
+import { webhookDisabledEvent, webhookFailingEvent } from './webhook-health';
 
 /**
  * The OpenAPI 3.1 document of the public API, generated from the zod schemas of this package:
@@ -457,6 +458,18 @@ export function buildOpenApiDocument(options: DocumentOptions = {}): Json {
         'Sent to every active webhook of the team subscribed to `issue.updated` when a PATCH changes at least one field of an issue.',
       ),
       ping: webhookOperation('ping', 'PingEvent', 'ping', 'Sent to one webhook when its `ping` operation is called.'),
+      'webhook.failing': webhookOperation(
+        'webhook.failing',
+        'WebhookFailingEvent',
+        'webhook.failing',
+        'Sent to every active webhook of the team that lists `webhook.failing` in `operational_events` when every attempt to one of the team’s webhooks has failed for a while (a day by default): once per streak of failures.',
+      ),
+      'webhook.disabled': webhookOperation(
+        'webhook.disabled',
+        'WebhookDisabledEvent',
+        'webhook.disabled',
+        'Sent to every active webhook of the team that lists `webhook.disabled` in `operational_events` when one of the team’s webhooks was switched off because every attempt failed for too long (5 days by default).',
+      ),
     },
     components: {
       securitySchemes: {
@@ -469,7 +482,18 @@ export function buildOpenApiDocument(options: DocumentOptions = {}): Json {
       },
       schemas: {
         ...schemaComponents(REQUEST_SCHEMAS, 'input'),
-        ...schemaComponents({ ...RESPONSE_SCHEMAS, Error: errorBody, IssueCreatedEvent: issueCreatedEvent, IssueUpdatedEvent: issueUpdatedEvent, PingEvent: pingEvent }, 'output'),
+        ...schemaComponents(
+          {
+            ...RESPONSE_SCHEMAS,
+            Error: errorBody,
+            IssueCreatedEvent: issueCreatedEvent,
+            IssueUpdatedEvent: issueUpdatedEvent,
+            PingEvent: pingEvent,
+            WebhookFailingEvent: webhookFailingEvent,
+            WebhookDisabledEvent: webhookDisabledEvent,
+          },
+          'output',
+        ),
       },
       parameters: parameterComponents(pageLimits),
       headers: HEADERS,

@@ -4,6 +4,7 @@ import { delivery, deliveryDetail, deliveryLogFilters } from './deliveries';
 import { issue, createIssueSchema, updateIssueSchema } from './issues';
 import { createOrganizationInput, createProjectInput, organization, project, updateProjectInput } from './projects';
 import { recoverWebhookInput, recovery } from './recoveries';
+import { webhookHealth } from './webhook-health';
 import { createWebhookInput, rotateSecretInput, rotatedWebhook, updateWebhookInput, webhook } from './webhooks';
 
 /** The path parameters of the API: integer ids, and the delivery's UUID. */
@@ -71,6 +72,7 @@ export const RESPONSE_SCHEMAS = {
   RotatedWebhook: rotatedWebhook,
   Delivery: delivery,
   DeliveryDetail: deliveryDetail,
+  WebhookHealth: webhookHealth,
   Recovery: recovery,
   OrganizationPage: pageOf(organization, 'A page of organizations, in creation order.'),
   ProjectList: wholeListOf(project, 'Projects in creation order: all of them, or a page when `limit` or `cursor` is given.'),
@@ -308,6 +310,16 @@ export const OPERATIONS: readonly Operation[] = [
     summary: 'Delete a webhook',
     description: 'Deletes the webhook; deliveries to it stop at once.',
     success: { status: 204, description: 'Deleted.' },
+  },
+  {
+    operationId: 'getWebhookHealth',
+    method: 'get',
+    path: `${WEBHOOK}/health`,
+    tag: 'Webhooks',
+    summary: 'Get a webhook’s health',
+    description:
+      'How the webhook’s endpoint has been answering: attempts, successes, failures and response times (p50, p95) of the last hour and day, its circuit breaker, its last error, and how long every attempt has been failing (with when it will be switched off if that goes on). Read from running totals: as quick for an endpoint with millions of attempts as for one with none.',
+    success: { status: 200, description: 'The webhook’s health.', body: response('WebhookHealth') },
   },
   {
     operationId: 'pingWebhook',

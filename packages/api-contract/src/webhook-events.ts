@@ -65,8 +65,8 @@ export const DELIVERY_HEADERS = {
   'User-Agent': { required: true, description: '`Worklane-Webhooks/<version>`.', schema: { type: 'string', examples: ['Worklane-Webhooks/0.1.0'] } },
   'X-Webhook-Event': {
     required: true,
-    description: 'The event: `issue.created`, `issue.updated` or `ping`.',
-    schema: { type: 'string', enum: ['issue.created', 'issue.updated', 'ping'] },
+    description: 'The event: `issue.created`, `issue.updated`, `ping`, or an operational event (`webhook.failing`, `webhook.disabled`) for the webhooks that opt in to them.',
+    schema: { type: 'string', enum: ['issue.created', 'issue.updated', 'ping', 'webhook.failing', 'webhook.disabled'] },
   },
   'X-Webhook-Delivery': { required: true, description: 'The delivery id: one per (event, webhook), the same on every retry.', schema: { type: 'string', format: 'uuid' } },
   'X-Webhook-Signature': {

@@ -14,6 +14,7 @@ describe('the API route table', () => {
     ['DELETE', `${T}/webhooks/5`, 'webhook'],
     ['POST', `${T}/webhooks/5/ping`, 'delivery'],
     ['GET', `${T}/webhooks/5/deliveries`, 'delivery'],
+    ['GET', `${T}/webhooks/5/health`, 'delivery'],
     ['GET', `${T}/deliveries/0b5c2f1e-9a7d-4f1b-8c3e-2d4a6b8c0e1f`, 'delivery'],
     ['POST', `${T}/deliveries/abc123/redeliver`, 'delivery'],
   ])('sends %s %s to the %s service', (method, path, upstream) => {

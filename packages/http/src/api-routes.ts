@@ -31,6 +31,7 @@ export const API_ROUTES: readonly ApiRoute[] = [
   { template: `${TEAM}/webhooks/:webhook/deliveries`, methods: ['GET'], upstream: 'delivery' },
   { template: `${TEAM}/webhooks/:webhook/recover`, methods: ['POST'], upstream: 'delivery' },
   { template: `${TEAM}/webhooks/:webhook/recoveries/:recovery`, methods: ['GET'], upstream: 'delivery' },
+  { template: `${TEAM}/webhooks/:webhook/health`, methods: ['GET'], upstream: 'delivery' },
   { template: `${TEAM}/deliveries/:delivery`, methods: ['GET'], upstream: 'delivery' },
   { template: `${TEAM}/deliveries/:delivery/redeliver`, methods: ['POST'], upstream: 'delivery' },
 ];

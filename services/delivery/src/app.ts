@@ -3,6 +3,7 @@ import type { PublicKeys } from '@worklane/config';
 import { createServiceApp, idempotentPosts, type IdempotencyOptions, type InputLimits } from '@worklane/http';
 import type { Logger, ServiceMetrics } from '@worklane/observability';
 import { deliveryRoutes, type DeliveryRouteDeps } from './routes/deliveries';
+import { healthRoutes, type HealthRouteDeps } from './routes/health';
 import { recoveryRoutes, type RecoveryRouteDeps } from './routes/recoveries';
 
 export interface AppDeps extends DeliveryRouteDeps {
@@ -19,6 +20,8 @@ export interface AppDeps extends DeliveryRouteDeps {
   idempotency?: IdempotencyOptions;
   /** POST .../webhooks/{webhook}/recover and GET .../recoveries/{recovery}. */
   recoveries: Omit<RecoveryRouteDeps, 'webhooks'>;
+  /** GET .../webhooks/{webhook}/health: the health store and WEBHOOK_DISABLE_AFTER_MS. */
+  endpointHealth: Omit<HealthRouteDeps, 'webhooks'>;
 }
 
 /** The delivery log API; main.ts listens. */
@@ -34,6 +37,7 @@ export function createApp(deps: AppDeps): Express {
       if (deps.idempotency) router.use(idempotentPosts(deps.idempotency));
       deliveryRoutes(router, deps);
       recoveryRoutes(router, { ...deps.recoveries, webhooks: deps.webhooks });
+      healthRoutes(router, { ...deps.endpointHealth, webhooks: deps.webhooks });
     },
   });
 }

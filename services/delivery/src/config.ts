@@ -109,6 +109,15 @@ export const configSchema = z.object({
     "How long an open circuit breaker defers its endpoint's deliveries before one probe; doubled after each failed probe",
   ),
   DELIVERY_BREAKER_MAX_COOL_DOWN_MS: milliseconds(600_000, 86_400_000).describe('The longest circuit breaker cool-down'),
+  WEBHOOK_FAILING_NOTICE_AFTER_MS: milliseconds(86_400_000, 7_776_000_000).describe(
+    'How long every attempt to a webhook must have failed (since the first failure after a success) before webhook.failing is sent to the webhooks of its team that opted in; once per streak of failures',
+  ),
+  WEBHOOK_DISABLE_AFTER_MS: milliseconds(432_000_000, 7_776_000_000).describe(
+    'How long every attempt to a webhook must have failed before it is switched off with a recorded reason and webhook.disabled is sent to the webhooks of its team that opted in',
+  ),
+  WEBHOOK_HEALTH_CHECK_INTERVAL_MS: milliseconds(60_000, 3_600_000).describe(
+    'How often each replica looks for webhooks whose failures have lasted long enough for webhook.failing or auto-disable',
+  ),
   DELIVERY_POLL_INTERVAL_MS: milliseconds(1_000, 60_000).describe('How often due retries are looked for when nothing wakes the sender'),
   DELIVERY_LEASE_MS: z.coerce
     .number()

@@ -26,6 +26,9 @@ import { DeliveryRetention } from './data/retention';
 import { EventConsumer } from './events/consumer';
 import { FanOutBudget } from './events/fan-out-budget';
 import { FanOutDrainer } from './events/fan-out-drainer';
+import { AutoDisable } from './health/auto-disable';
+import { HealthRecorder } from './health/health-recorder';
+import { HealthStore } from './health/health-store';
 import { createDeliveryMetrics } from './metrics';
 import { RecoveryStore } from './recovery/store';
 import { RecoveryWorker } from './recovery/worker';
@@ -61,6 +64,9 @@ async function main(): Promise<void> {
     maxEntries: config.DELIVERY_DNS_CACHE_SIZE,
   });
   const deliveryMetrics = createDeliveryMetrics(metrics.registry);
+  // Endpoint health is written by the pipeline's connections and read by the API's.
+  const pipelineHealth = new HealthStore(pipelinePool);
+  const healthRecorder = new HealthRecorder(pipelineHealth, logger);
   new promClient.Gauge({
     name: 'worklane_delivery_consumer_pending',
     help: 'ISSUE_EVENTS messages not yet handed to a delivery replica',
@@ -97,6 +103,19 @@ async function main(): Promise<void> {
     registry: metrics.registry,
     leaseMs: config.DELIVERY_LEASE_MS ?? config.DELIVERY_DNS_TIMEOUT_MS + config.WEBHOOK_TIMEOUT_MS + 15_000,
     exchange: { responseExcerptBytes: config.DELIVERY_RESPONSE_EXCERPT_BYTES, headersMaxBytes: config.DELIVERY_EXCHANGE_HEADERS_MAX_BYTES },
+    health: healthRecorder,
+  });
+  const autoDisable = new AutoDisable({
+    pool: pipelinePool,
+    health: pipelineHealth,
+    webhooks,
+    logger,
+    noticeAfterMs: config.WEBHOOK_FAILING_NOTICE_AFTER_MS,
+    disableAfterMs: config.WEBHOOK_DISABLE_AFTER_MS,
+    intervalMs: config.WEBHOOK_HEALTH_CHECK_INTERVAL_MS,
+    idleMs: config.DELIVERY_RETENTION_DAYS * 86_400_000,
+    onDeliveriesCreated: () => sender.wake(),
+    registry: metrics.registry,
   });
   const firstDelayMs = (config.WEBHOOK_RETRY_SCHEDULE[0] ?? 0) * 1000;
   // Each team's events create at most its fan-out budget of deliveries; the rest wait in the backlog.
@@ -166,6 +185,7 @@ async function main(): Promise<void> {
   consumer.start();
   drainer.start();
   retention.start();
+  autoDisable.start();
   // Idempotency-Key records of POSTs, and the worker that deletes them once expired.
   const idempotency = serviceIdempotency(pool, config, logger, metrics.registry);
   idempotency.retention.start();
@@ -180,6 +200,7 @@ async function main(): Promise<void> {
     webhooks,
     onDeliveryCreated: () => sender.wake(),
     pageLimits: listPageLimits(config),
+    endpointHealth: { health: new HealthStore(pool), disableAfterMs: config.WEBHOOK_DISABLE_AFTER_MS },
     recoveries: {
       recoveries: new RecoveryStore(pool),
       recovery: { maxEvents: config.DELIVERY_RECOVERY_MAX_EVENTS, defaultPerSecond: config.DELIVERY_RECOVERY_DEFAULT_PER_SECOND },
@@ -204,6 +225,10 @@ async function main(): Promise<void> {
     })
     // Attempts in flight finish and are recorded; everything else stays due in PostgreSQL.
     .onShutdown('sender', () => sender.stop())
+    .onShutdown('endpoint health', async () => {
+      await autoDisable.stop();
+      await healthRecorder.flush();
+    })
     // A job's step is one transaction: one cut short is rolled back and done again by any replica.
     .onShutdown('recovery', () => recoveryWorker.stop())
     .onShutdown('retention', () => retention.stop())

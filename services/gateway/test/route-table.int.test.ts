@@ -144,6 +144,7 @@ const CALLS: Call[] = [
   { method: 'PATCH', template: `${TEAM}/webhooks/:webhook`, body: { active: true } },
   { method: 'POST', template: `${TEAM}/webhooks/:webhook/ping`, keep: (b, ids) => (ids.delivery = String(b.id)) },
   { method: 'GET', template: `${TEAM}/webhooks/:webhook/deliveries` },
+  { method: 'GET', template: `${TEAM}/webhooks/:webhook/health` },
   { method: 'GET', template: `${TEAM}/deliveries/:delivery` },
   { method: 'POST', template: `${TEAM}/deliveries/:delivery/redeliver` },
   { method: 'DELETE', template: `${TEAM}/webhooks/:webhook` },

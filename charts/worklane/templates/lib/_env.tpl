@@ -88,6 +88,12 @@ the client's before it. Trusting exactly those hops ignores whatever the client 
 {{- $_ := set $data "DELIVERY_DNS_CACHE_SIZE" (printf "%d" (int64 $delivery.dnsCacheSize)) -}}
 {{- $_ := set $data "DELIVERY_FANOUT_PER_TEAM_PER_SECOND" (toString $delivery.fanOutPerTeamPerSecond) -}}
 {{- $_ := set $data "DELIVERY_FANOUT_PER_TEAM_BURST" (printf "%d" (int64 $delivery.fanOutPerTeamBurst)) -}}
+{{- /* Webhooks whose every attempt fails: the notice, auto-disable, and how often they are looked for. */ -}}
+{{- with $root.Values.webhookAutoDisable -}}
+{{- $_ := set $data "WEBHOOK_FAILING_NOTICE_AFTER_MS" (printf "%d" (int64 .failingNoticeAfterMs)) -}}
+{{- $_ := set $data "WEBHOOK_DISABLE_AFTER_MS" (printf "%d" (int64 .disableAfterMs)) -}}
+{{- $_ := set $data "WEBHOOK_HEALTH_CHECK_INTERVAL_MS" (printf "%d" (int64 .checkIntervalMs)) -}}
+{{- end -}}
 {{- end -}}
 {{- /* Page sizes of the API's lists and the per-team quotas. */ -}}
 {{- if $svc.lists -}}

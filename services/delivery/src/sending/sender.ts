@@ -16,6 +16,7 @@ import type { AttemptOutcome, ClaimedDelivery, DeliveryStore } from '../data/del
 import { GroupCommit } from '../data/group-commit';
 import type { FailureReason } from '../domain/delivery';
 import { decide } from '../domain/outcome';
+import type { HealthObserver } from '../health/health-recorder';
 import { attemptResult, type DeliveryMetrics } from '../metrics';
 import { SendingBudgets } from './budgets';
 import { recordedHeaders, type ExchangeLimits } from './exchange';
@@ -49,6 +50,8 @@ export interface SenderOptions {
   registry?: Registry;
   /** What each attempt keeps of its exchange; 4 KiB of body and of headers when not given. */
   exchange?: ExchangeLimits;
+  /** Told of every recorded attempt and breaker transition (endpoint health, auto-disable). */
+  health?: HealthObserver;
 }
 
 /** Deliveries claimed per query; more are claimed as soon as attempts finish. */
@@ -301,6 +304,7 @@ export class DeliverySender {
     if (transition) {
       metrics.breakerTransitions.inc({ to: transition === 'opened' ? 'open' : 'closed' });
       const health = this.breakers.health(delivery.webhookId);
+      this.options.health?.breaker({ teamId: delivery.teamId, webhookId: delivery.webhookId, state: transition === 'opened' ? 'open' : 'closed', atMs: Date.now(), retryAtMs: health.retryAt });
       if (transition === 'opened' && health.retryAt !== null) {
         this.toDefer.set(delivery.webhookId, health.retryAt);
         logger.info({ webhookId: delivery.webhookId, teamId: delivery.teamId, retryAt: new Date(health.retryAt).toISOString() }, 'endpoint keeps failing; circuit opened');
@@ -332,6 +336,14 @@ export class DeliverySender {
       logger.warn({ deliveryId: delivery.id }, 'delivery lease expired during the attempt; another sender owns it now');
       return;
     }
+    this.options.health?.attempt({
+      teamId: delivery.teamId,
+      webhookId: delivery.webhookId,
+      startedAtMs,
+      durationMs: response.durationMs,
+      statusCode: response.statusCode,
+      error: response.error,
+    });
     if (decision.status === 'pending') {
       metrics.retriesScheduled.inc();
     } else {

@@ -31,5 +31,20 @@ export type DeliveryAttempt = Pick<Schemas['DeliveryDetail']['attempts'][number]
 
 export type Delivery = Pick<
   Schemas['Delivery'],
-  'id' | 'webhook_id' | 'event' | 'status' | 'failure_reason' | 'attempt_count' | 'next_attempt_at' | 'redelivery_of' | 'created_at'
+  'id' | 'webhook_id' | 'event' | 'event_id' | 'status' | 'failure_reason' | 'attempt_count' | 'next_attempt_at' | 'redelivery_of' | 'recovery_id' | 'created_at'
 >;
+
+export type WebhookHealth = Schemas['WebhookHealth'];
+
+export type Recovery = Schemas['Recovery'];
+
+/** One delivery with its body and every attempt, each with the headers sent and received. */
+export type DeliveryDetail = Schemas['DeliveryDetail'];
+
+export type DeliveryStatus = Schemas['Delivery']['status'];
+
+export type DeliveryEvent = Schemas['Delivery']['event'];
+
+/** The delivery log's filters, in the order the form lists their choices. */
+export const DELIVERY_STATUSES = ['pending', 'succeeded', 'failed'] as const satisfies readonly DeliveryStatus[];
+export const DELIVERY_EVENTS = ['issue.created', 'issue.updated', 'ping', 'webhook.failing', 'webhook.disabled'] as const satisfies readonly DeliveryEvent[];

@@ -2,11 +2,15 @@
 // log; add, switch on and off, delete, ping and redeliver.
 import type { Request, Response, Router } from 'express';
 import type { ApiErrorBody } from '../clients/services';
-import { formString, pageContext, sendPage } from '../context';
+import { formString, pageContext, pageNotFound, sendPage } from '../context';
 import type { ConsoleDeps } from '../deps';
 import { ServiceUnavailableError } from '../errors';
+import { localValue, readLogFilters, utcInstant } from '../log-filters';
 import { noticeFrom } from '../notices';
+import type { Webhook, WebhookHealth } from '../resources';
+import { deliveryPage } from '../views/delivery';
 import { confirmPage } from '../views/pages';
+import { recoveryPage, type RecoverFormValues } from '../views/recovery';
 import { EMPTY_WEBHOOK_FORM, newWebhookPage } from '../views/webhook-form';
 import { webhookPage, webhooksPage, type DeliveryLogEntry } from '../views/webhooks';
 import { apiData, apiOf, callApi, CONCURRENCY, errorBody, fieldErrors, mapLimit, teamOf } from './api-calls';
@@ -72,17 +76,23 @@ export function mountWebhooks(router: Router, deps: ConsoleDeps): void {
 
   const webhookId = (req: Request) => positiveId(req.params.webhook);
 
-  async function renderWebhook(req: Request, res: Response, status: number, notice?: { kind: 'success' | 'error' | 'info'; text: string }) {
+  /** What a webhook page shows besides the webhook, the log and its filters. */
+  interface WebhookPageExtras {
+    notice?: { kind: 'success' | 'error' | 'info'; text: string };
+    recover?: { values: RecoverFormValues; errors?: Record<string, string[]> };
+  }
+
+  async function renderWebhook(req: Request, res: Response, status: number, extras: WebhookPageExtras = {}) {
     const id = webhookId(req);
     const api = apiOf(services, req);
-    const webhook = await apiData(api.GET('/teams/{team}/webhooks/{webhook}', { params: { path: { ...teamOf(req), webhook: id } } }));
+    const path = { ...teamOf(req), webhook: id };
+    const webhook = await apiData(api.GET('/teams/{team}/webhooks/{webhook}', { params: { path } }));
+    const filters = readLogFilters(req.query as Record<string, unknown>);
     let log: DeliveryLogEntry[] | undefined;
     let olderCursor: string | undefined;
     try {
       const cursor = typeof req.query.cursor === 'string' && /^[A-Za-z0-9_=-]{1,200}$/.test(req.query.cursor) ? req.query.cursor : undefined;
-      const list = await apiData(
-        api.GET('/teams/{team}/webhooks/{webhook}/deliveries', { params: { path: { ...teamOf(req), webhook: id }, query: { limit: LOG_PAGE_SIZE, cursor } } }),
-      );
+      const list = await apiData(api.GET('/teams/{team}/webhooks/{webhook}/deliveries', { params: { path, query: { limit: LOG_PAGE_SIZE, cursor, ...filters.query } } }));
       olderCursor = list.next_cursor ?? undefined;
       log = await mapLimit(list.data.slice(0, LOG_PAGE_SIZE), CONCURRENCY, async (delivery) => {
         // Only the detail carries the attempts; a delivery with none needs no second call.
@@ -99,9 +109,30 @@ export function mountWebhooks(router: Router, deps: ConsoleDeps): void {
       if (!(error instanceof ServiceUnavailableError)) throw error;
       logger.warn({ err: error.reason, service: error.service }, 'delivery log unavailable');
     }
+    let health: WebhookHealth | undefined;
+    try {
+      health = await apiData(api.GET('/teams/{team}/webhooks/{webhook}/health', { params: { path } }));
+    } catch (error) {
+      if (!(error instanceof ServiceUnavailableError)) throw error;
+      logger.warn({ err: error.reason, service: error.service }, 'webhook health unavailable');
+    }
     const scoped = webhook.filters.organization_ids.length > 0 || webhook.filters.project_ids.length > 0;
     const scope = scoped ? await loadScopeChoices(api, req) : undefined;
-    sendPage(res, status, webhookPage(pageContext(req, assets, 'webhooks'), { webhook, log, olderCursor, scope, notice: notice ?? noticeFrom(req.query.notice) }));
+    const recover = extras.recover ?? { values: { since: localValue(defaultRecoverySince(webhook, health)), until: '' } };
+    sendPage(
+      res,
+      status,
+      webhookPage(pageContext(req, assets, 'webhooks'), {
+        webhook,
+        log,
+        olderCursor,
+        scope,
+        health,
+        recover,
+        filters: { values: filters.values, errors: filters.errors },
+        notice: extras.notice ?? noticeFrom(req.query.notice),
+      }),
+    );
   }
 
   router.get('/teams/:team/settings/webhooks/:webhook', (req, res) => renderWebhook(req, res, 200));
@@ -116,7 +147,7 @@ export function mountWebhooks(router: Router, deps: ConsoleDeps): void {
       apiOf(services, req).PATCH('/teams/{team}/webhooks/{webhook}', { params: { path: { ...teamOf(req), webhook: id } }, body: { active } }),
       [409, 422],
     );
-    if (response.response.status >= 400) return renderWebhook(req, res, response.response.status, refusal(errorBody(response), 'The webhook was not changed.'));
+    if (response.response.status >= 400) return renderWebhook(req, res, response.response.status, { notice: refusal(errorBody(response), 'The webhook was not changed.') });
     const notice = active ? 'webhook-activated' : 'webhook-deactivated';
     const target = formString(req.body, 'return_to') === 'list' ? webhooksPath(req) : `${webhooksPath(req)}/${id}`;
     res.redirect(303, `${target}?notice=${notice}`);
@@ -146,7 +177,7 @@ export function mountWebhooks(router: Router, deps: ConsoleDeps): void {
   router.post('/teams/:team/settings/webhooks/:webhook/ping', async (req, res) => {
     const id = webhookId(req);
     const response = await callApi(apiOf(services, req).POST('/teams/{team}/webhooks/{webhook}/ping', { params: { path: { ...teamOf(req), webhook: id } } }), [409, 422]);
-    if (response.response.status >= 400) return renderWebhook(req, res, response.response.status, refusal(errorBody(response), 'The ping was not sent.'));
+    if (response.response.status >= 400) return renderWebhook(req, res, response.response.status, { notice: refusal(errorBody(response), 'The ping was not sent.') });
     res.redirect(303, `${webhooksPath(req)}/${id}?notice=ping-sent`);
   });
 
@@ -154,9 +185,66 @@ export function mountWebhooks(router: Router, deps: ConsoleDeps): void {
     const id = webhookId(req);
     const delivery = deliveryId(req.params.delivery);
     const response = await callApi(apiOf(services, req).POST('/teams/{team}/deliveries/{delivery}/redeliver', { params: { path: { ...teamOf(req), delivery } } }), [409, 422]);
-    if (response.response.status >= 400) return renderWebhook(req, res, response.response.status, refusal(errorBody(response), 'The delivery was not sent again.'));
+    if (response.response.status >= 400) return renderWebhook(req, res, response.response.status, { notice: refusal(errorBody(response), 'The delivery was not sent again.') });
     res.redirect(303, `${webhooksPath(req)}/${id}?notice=redelivery-queued`);
   });
 
+  router.post('/teams/:team/settings/webhooks/:webhook/recover', async (req, res) => {
+    const id = webhookId(req);
+    const values: RecoverFormValues = { since: formString(req.body, 'since').trim(), until: formString(req.body, 'until').trim() };
+    const since = utcInstant(values.since);
+    const until = values.until === '' ? undefined : utcInstant(values.until);
+    const errors: Record<string, string[]> = {};
+    if (!since) errors.since = ['Enter the date and time the outage began.'];
+    if (values.until !== '' && !until) errors.until = ['Enter a date and time, or leave the field empty for now.'];
+    const notRecovered = (text: string) => ({ kind: 'error' as const, text: `Nothing was recovered. ${text}` });
+    if (!since || Object.keys(errors).length > 0) return renderWebhook(req, res, 422, { notice: notRecovered('Correct the window below.'), recover: { values, errors } });
+    const response = await callApi(
+      apiOf(services, req).POST('/teams/{team}/webhooks/{webhook}/recover', {
+        params: { path: { ...teamOf(req), webhook: id } },
+        body: { since, ...(until ? { until } : {}) },
+      }),
+      [409, 422],
+    );
+    if (!response.data) {
+      const body = errorBody(response);
+      const fields = fieldErrors(body);
+      return renderWebhook(req, res, response.response.status, { notice: notRecovered(body?.message ?? ''), recover: { values, errors: fields } });
+    }
+    res.redirect(303, `${webhooksPath(req)}/${id}/recoveries/${response.data.id}`);
+  });
+
+  router.get('/teams/:team/settings/webhooks/:webhook/recoveries/:recovery', async (req, res) => {
+    const id = webhookId(req);
+    const api = apiOf(services, req);
+    const path = { ...teamOf(req), webhook: id };
+    const [webhook, recovery] = await Promise.all([
+      apiData(api.GET('/teams/{team}/webhooks/{webhook}', { params: { path } })),
+      apiData(api.GET('/teams/{team}/webhooks/{webhook}/recoveries/{recovery}', { params: { path: { ...path, recovery: positiveId(req.params.recovery) } } })),
+    ]);
+    sendPage(res, 200, recoveryPage(pageContext(req, assets, 'webhooks'), { webhook, recovery }));
+  });
+
+  router.get('/teams/:team/settings/webhooks/:webhook/deliveries/:delivery', async (req, res) => {
+    const id = webhookId(req);
+    const api = apiOf(services, req);
+    const [webhook, delivery] = await Promise.all([
+      apiData(api.GET('/teams/{team}/webhooks/{webhook}', { params: { path: { ...teamOf(req), webhook: id } } })),
+      apiData(api.GET('/teams/{team}/deliveries/{delivery}', { params: { path: { ...teamOf(req), delivery: deliveryId(req.params.delivery) } } })),
+    ]);
+    // A delivery of another webhook of the team is not shown under this one.
+    if (delivery.webhook_id !== webhook.id) throw pageNotFound();
+    sendPage(res, 200, deliveryPage(pageContext(req, assets, 'webhooks'), { webhook, delivery }));
+  });
+
   mountWebhookSettings(router, deps);
+}
+
+/** Where a recovery most likely starts: the failing streak, the switch-off, or a day ago. */
+function defaultRecoverySince(webhook: Webhook, health: WebhookHealth | undefined): Date {
+  const start = health?.failing_since ?? webhook.disabled_at;
+  const day = new Date(Date.now() - 24 * 3_600_000);
+  if (!start) return day;
+  const parsed = new Date(start);
+  return Number.isNaN(parsed.getTime()) ? day : new Date(Math.floor(parsed.getTime() / 1000) * 1000);
 }

@@ -23,6 +23,8 @@ export interface PageOptions {
   body: SafeHtml;
   /** A confirmation or warning shown above the content, announced to screen readers. */
   notice?: { kind: 'success' | 'error' | 'info'; text: string } | undefined;
+  /** Reload the page after this many seconds (a job's progress), without any script. */
+  refreshSeconds?: number | undefined;
 }
 
 export const csrfInput = (token: string | undefined) => html`<input type="hidden" name="${CSRF_FIELD}" value="${token ?? ''}">`;
@@ -67,7 +69,12 @@ export function page(context: PageContext, options: PageOptions): SafeHtml {
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${options.title} · Worklane</title>
+${
+  options.refreshSeconds
+    ? html`<meta http-equiv="refresh" content="${options.refreshSeconds}">
+`
+    : ''
+}<title>${options.title} · Worklane</title>
 <link rel="stylesheet" href="${context.assets.css}">
 <script src="${context.assets.js}" defer></script>
 </head>

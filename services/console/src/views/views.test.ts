@@ -1,10 +1,14 @@
 import { html } from '../html';
-import type { Webhook } from '../resources';
+import { readLogFilters } from '../log-filters';
+import type { DeliveryDetail, Recovery, Webhook, WebhookHealth } from '../resources';
 import { loginPage } from './auth';
+import { deliveryPage } from './delivery';
 import { timestamp } from './format';
 import type { PageContext } from './layout';
+import { recoveryPage } from './recovery';
 import { tokensPage } from './tokens';
 import { EMPTY_WEBHOOK_FORM, editWebhookPage, formValuesOf, newWebhookPage, type ScopeChoices } from './webhook-form';
+import { healthSection } from './webhook-health';
 import { rotateSecretPage } from './webhook-secret';
 import { webhookPage } from './webhooks';
 
@@ -168,6 +172,141 @@ describe('webhook settings', () => {
   });
 });
 
+describe('endpoint health, recovery and the payload view', () => {
+  const health: WebhookHealth = {
+    webhook_id: 5,
+    computed_at: '2026-01-15T09:00:00.000000Z',
+    last_hour: { attempts: 4, successes: 1, failures: 3, response_time_ms: { p50: 84, p95: 1_310 } },
+    last_day: { attempts: 0, successes: 0, failures: 0, response_time_ms: { p50: null, p95: null } },
+    circuit_breaker: { state: 'open', changed_at: '2026-01-15T08:58:00.000000Z', retry_at: '2026-01-15T09:00:30.000000Z' },
+    last_success_at: null,
+    last_error: { at: '2026-01-15T08:59:00.000000Z', status_code: 503, message: 'HTTP 503 <gateway>' },
+    failing_since: '2026-01-15T08:00:00.000000Z',
+    failing_notice_sent_at: null,
+    disable_at: '2026-01-20T08:00:00.000000Z',
+  };
+
+  it('shows attempts, success rate and response times per window, the breaker, the last error and the switch-off date', () => {
+    const section = healthSection(health).value;
+    expect(section).toContain('<th scope="row">Last hour</th>');
+    expect(section).toContain('25%');
+    expect(section).toContain('84 ms');
+    expect(section).toContain('1.3 s');
+    expect(section).toContain('Open: deliveries wait');
+    expect(section).toContain('HTTP 503 &lt;gateway&gt;');
+    expect(section).toContain('None on record');
+    expect(section).toContain('switches the webhook off on <time datetime="2026-01-20T08:00:00.000000Z">');
+    expect(healthSection(undefined).value).toContain('could not be loaded just now');
+  });
+
+  const recovery: Recovery = {
+    id: 9,
+    webhook_id: 5,
+    status: 'running',
+    since: '2026-01-15T08:00:00.000000Z',
+    until: '2026-01-15T09:00:00.000000Z',
+    pace_per_second: 10,
+    found: 40,
+    queued: 25,
+    skipped: 2,
+    done: 20,
+    delivered: 19,
+    failed: 1,
+    error: null,
+    created_at: '2026-01-15T09:01:00.000000Z',
+    started_at: '2026-01-15T09:01:00.100000Z',
+    finished_at: null,
+    updated_at: '2026-01-15T09:01:03.000000Z',
+  };
+
+  it("follows a running recovery's progress with a page that reloads itself, and stops reloading once it is done", () => {
+    const running = recoveryPage({ ...context, section: 'webhooks' }, { webhook: webhookOf(), recovery }).value;
+    expect(running).toContain('<meta http-equiv="refresh" content="2">');
+    expect(running).toContain('22 of 40 events done');
+    expect(running).toContain('<progress id="recovery-progress" max="40" value="22">');
+    expect(running).toContain('10 deliveries per second');
+    const done = recoveryPage(
+      { ...context, section: 'webhooks' },
+      { webhook: webhookOf(), recovery: { ...recovery, status: 'succeeded', finished_at: '2026-01-15T09:01:05.000000Z' } },
+    ).value;
+    expect(done).not.toContain('http-equiv="refresh"');
+    expect(done).toContain('Some re-sends failed again');
+  });
+
+  it('offers the recover form with the window it was given', () => {
+    const page = webhookPage(
+      { ...context, section: 'webhooks' },
+      { webhook: webhookOf(), log: [], health, recover: { values: { since: '2026-01-15T08:00:00', until: '' }, errors: { until: ['Enter a date.'] } } },
+    ).value;
+    expect(page).toContain('action="/teams/7/settings/webhooks/5/recover"');
+    expect(page).toMatch(/<input id="recover-since" name="since" type="datetime-local" step="1" required value="2026-01-15T08:00:00"/);
+    expect(page).toContain('<p class="field-error" id="recover-until-error">Enter a date.</p>');
+  });
+
+  it('keeps the log filters in the form and in the link to older deliveries', () => {
+    const filters = readLogFilters({ status: 'failed', event_id: 'not-a-uuid' });
+    const page = webhookPage({ ...context, section: 'webhooks' }, { webhook: webhookOf(), log: [], olderCursor: 'abc', filters }).value;
+    expect(page).toContain('<option value="failed" selected>Failed</option>');
+    expect(page).toContain('value="not-a-uuid"');
+    expect(page).toContain('id="log-event-id-error"');
+    expect(page).toContain('No delivery matches these filters.');
+    expect(page).toContain('Show every delivery');
+  });
+
+  it('shows the payload as sent, and each attempt with the headers sent and received, escaped', () => {
+    const delivery: DeliveryDetail = {
+      id: '0b7c1a52-7c1e-5a57-9d0b-0f0d3b1e8a11',
+      webhook_id: 5,
+      event: 'issue.updated',
+      event_id: '5a1f3c2e-8b7d-5e4f-9a0b-1c2d3e4f5a6b',
+      status: 'succeeded',
+      failure_reason: null,
+      attempt_count: 2,
+      next_attempt_at: null,
+      redelivery_of: null,
+      recovery_id: 9,
+      created_at: '2026-01-15T09:00:00.000000Z',
+      updated_at: '2026-01-15T09:00:05.000000Z',
+      completed_at: '2026-01-15T09:00:05.000000Z',
+      payload: { id: 'x' },
+      request_body: '{"id":"x","issue":{"title":"<script>"}}',
+      attempts: [
+        {
+          number: 1,
+          attempted_at: '2026-01-15T09:00:00.000000Z',
+          status_code: 503,
+          error: null,
+          duration_ms: 12,
+          response_body: '<h1>down</h1>',
+          request_headers: { 'webhook-signature': 'v1,abc', 'content-type': 'application/json' },
+          response_headers: { 'set-cookie': '[redacted]', server: 'nginx <1.2>' },
+        },
+        {
+          number: 2,
+          attempted_at: '2026-01-15T09:00:05.000000Z',
+          status_code: null,
+          error: 'timeout',
+          duration_ms: 15_000,
+          response_body: null,
+          request_headers: null,
+          response_headers: null,
+        },
+      ],
+    } as DeliveryDetail;
+    const page = deliveryPage({ ...context, section: 'webhooks' }, { webhook: webhookOf(), delivery }).value;
+    expect(page).toContain('&quot;title&quot;: &quot;&lt;script&gt;&quot;');
+    expect(page).not.toContain('<script>"');
+    expect(page).toContain('<code>webhook-signature</code>');
+    expect(page).toContain('nginx &lt;1.2&gt;');
+    expect(page).toContain('[redacted]');
+    expect(page).toContain('&lt;h1&gt;down&lt;/h1&gt;');
+    expect(page).toContain('No response was received.');
+    expect(page).toContain('href="/teams/7/settings/webhooks/5/recoveries/9"');
+    expect(page).toContain('href="/teams/7/settings/webhooks/5?event_id=5a1f3c2e-8b7d-5e4f-9a0b-1c2d3e4f5a6b"');
+    expect(page).toContain('action="/teams/7/settings/webhooks/5/deliveries/0b7c1a52-7c1e-5a57-9d0b-0f0d3b1e8a11/redeliver"');
+  });
+});
+
 describe('delivery log', () => {
   it("shows each attempt's result, duration and escaped response excerpt", () => {
     const page = webhookPage(
@@ -180,6 +319,8 @@ describe('delivery log', () => {
               id: 'd1',
               webhook_id: 5,
               event: 'issue.created',
+              event_id: '5a1f3c2e-8b7d-5e4f-9a0b-1c2d3e4f5a6b',
+              recovery_id: null,
               status: 'failed',
               failure_reason: 'exhausted',
               attempt_count: 3,

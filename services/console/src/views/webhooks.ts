@@ -1,8 +1,11 @@
 import { html, type SafeHtml } from '../html';
-import type { Delivery, DeliveryAttempt, Webhook } from '../resources';
+import { filterQueryString, LOG_FILTER_NAMES, type LogFilterValues } from '../log-filters';
+import { DELIVERY_EVENTS, DELIVERY_STATUSES, type Delivery, type DeliveryAttempt, type Webhook, type WebhookHealth } from '../resources';
 import { duration, label, plural, timestamp } from './format';
-import { csrfInput, page, teamPath, type PageContext, type PageOptions } from './layout';
+import { csrfInput, describedBy, field, page, teamPath, type PageContext, type PageOptions } from './layout';
+import { recoverSection, type RecoverFormValues } from './recovery';
 import type { ScopeChoices } from './webhook-form';
+import { healthSection } from './webhook-health';
 
 const webhookPath = (context: PageContext, webhook: Webhook, rest = '') => teamPath(context.team!, `/settings/webhooks/${webhook.id}${rest}`);
 
@@ -147,11 +150,55 @@ export interface WebhookPageView {
   notice?: PageOptions['notice'];
   /** Names of the organizations and projects the webhook is limited to, when it is. */
   scope?: ScopeChoices | undefined;
+  /** The endpoint's health: undefined when it could not be loaded; absent (null) when not asked for. */
+  health?: WebhookHealth | undefined | null;
+  /** The recover form's values and messages. */
+  recover?: { values: RecoverFormValues; errors?: Record<string, string[]> };
+  /** The log's filters in force, and messages about those that are not valid. */
+  filters?: { values: LogFilterValues; errors: Record<string, string[]> };
+}
+
+const STATUS_CHOICES: readonly (readonly [string, string])[] = [['', 'Any state'], ...DELIVERY_STATUSES.map((status) => [status, label(status)] as const)];
+const EVENT_CHOICES: readonly (readonly [string, string])[] = [['', 'Any event'], ...DELIVERY_EVENTS.map((event) => [event, event] as const)];
+
+/** The log's filter form: a GET form, so a filtered log is a link to share. */
+function logFilterForm(context: PageContext, webhook: Webhook, filters: { values: LogFilterValues; errors: Record<string, string[]> }) {
+  const { values, errors } = filters;
+  const select = (id: string, name: 'status' | 'event', text: string, choices: readonly (readonly [string, string])[]) =>
+    field({
+      id,
+      label: text,
+      errors: errors[name],
+      control: (ids, invalid) => html`<select id="${id}" name="${name}"${describedBy(ids, invalid)}>
+        ${choices.map(([value, caption]) => html`<option value="${value}"${values[name] === value ? html` selected` : ''}>${caption}</option>`)}
+      </select>`,
+    });
+  const input = (id: string, name: keyof LogFilterValues, text: string, attributes: SafeHtml) =>
+    field({
+      id,
+      label: text,
+      errors: errors[name],
+      control: (ids, invalid) => html`<input id="${id}" name="${name}" ${attributes} value="${values[name]}"${describedBy(ids, invalid)}>`,
+    });
+  const filtered = LOG_FILTER_NAMES.some((name) => values[name]);
+  return html`<form method="get" action="${webhookPath(context, webhook)}" class="log-filters" role="search" aria-label="Filter the delivery log">
+    ${select('log-status', 'status', 'State', STATUS_CHOICES)}
+    ${select('log-event', 'event', 'Event', EVENT_CHOICES)}
+    ${input('log-issue', 'issue_id', 'Issue id', html`inputmode="numeric" maxlength="16"`)}
+    ${input('log-event-id', 'event_id', 'Event id', html`type="search" maxlength="36" spellcheck="false"`)}
+    ${input('log-after', 'created_after', 'Created from (UTC)', html`type="datetime-local" step="1"`)}
+    ${input('log-before', 'created_before', 'Created before (UTC)', html`type="datetime-local" step="1"`)}
+    <div class="button-row">
+      <button type="submit" class="button">Filter</button>
+      ${filtered ? html`<a class="button link" href="${webhookPath(context, webhook)}#log-heading">Show every delivery</a>` : ''}
+    </div>
+  </form>`;
 }
 
 export function webhookPage(context: PageContext, view: WebhookPageView) {
-  const { webhook } = view;
+  const { webhook, filters } = view;
   const team = context.team!;
+  const filtered = filters ? LOG_FILTER_NAMES.some((name) => filters.values[name]) : false;
   return page(context, {
     title: `Webhook ${webhook.url} · ${team.team_name}`,
     notice: view.notice,
@@ -193,13 +240,18 @@ export function webhookPage(context: PageContext, view: WebhookPageView) {
         ${toggleForm(context, webhook, 'detail')}
         ${deleteForm(context, webhook)}
       </div>
+      ${view.health === null ? '' : healthSection(view.health)}
+      ${view.recover ? recoverSection(context, webhook, view.recover) : ''}
       <section aria-labelledby="log-heading">
         <h2 id="log-heading">Delivery log</h2>
+        ${filters ? logFilterForm(context, webhook, filters) : ''}
         ${
           view.log === undefined
             ? html`<p class="notice error" role="status">The delivery log could not be loaded just now. Reload the page to try again.</p>`
             : view.log.length === 0
-              ? html`<p class="empty">Nothing delivered yet. Create or change an issue, or send a ping.</p>`
+              ? filtered
+                ? html`<p class="empty">No delivery matches these filters.</p>`
+                : html`<p class="empty">Nothing delivered yet. Create or change an issue, or send a ping.</p>`
               : html`<ol class="deliveries">
                 ${view.log.map(({ delivery, attempts }) => {
                   const count = delivery.attempt_count ?? attempts?.length ?? 0;
@@ -207,7 +259,8 @@ export function webhookPage(context: PageContext, view: WebhookPageView) {
                     <div class="delivery-head">
                       <div>
                       <h3><code class="event">${delivery.event}</code> ${deliveryBadge(delivery.status)}</h3>
-                      <p class="muted">Delivery <code>${delivery.id}</code>${delivery.redelivery_of ? html` (redelivery of <code>${delivery.redelivery_of}</code>)` : ''} · ${timestamp(delivery.created_at)} · ${plural(count, 'attempt')}${deliveryState(delivery)}</p>
+                      <p class="muted">Delivery <code>${delivery.id}</code>${delivery.redelivery_of ? html` (redelivery of <code>${delivery.redelivery_of}</code>)` : ''}${delivery.recovery_id ? html` (sent again by <a href="${webhookPath(context, webhook, `/recoveries/${delivery.recovery_id}`)}">recovery ${delivery.recovery_id}</a>)` : ''} · ${timestamp(delivery.created_at)} · ${plural(count, 'attempt')}${deliveryState(delivery)}</p>
+                      <p class="muted">Event <code>${delivery.event_id}</code> · <a href="${webhookPath(context, webhook, `/deliveries/${encodeURIComponent(String(delivery.id))}`)}">Payload and exchanges<span class="visually-hidden"> of delivery ${delivery.id}</span></a></p>
                       </div>
                       <form method="post" action="${webhookPath(context, webhook, `/deliveries/${encodeURIComponent(String(delivery.id))}/redeliver`)}">
                         ${csrfInput(context.csrfToken)}
@@ -218,7 +271,7 @@ export function webhookPage(context: PageContext, view: WebhookPageView) {
                   </li>`;
                 })}
               </ol>
-              ${view.olderCursor ? html`<p><a class="button" href="?cursor=${view.olderCursor}">Older deliveries</a></p>` : ''}`
+              ${view.olderCursor ? html`<p><a class="button" href="?cursor=${view.olderCursor}${filters ? filterQueryString(filters.values) : ''}">Older deliveries</a></p>` : ''}`
         }
       </section>`,
   });

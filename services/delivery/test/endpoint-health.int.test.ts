@@ -133,7 +133,11 @@ describe('auto-disable', () => {
     await webhookOf(stranger, { url: env.receiver.url('/auto/stranger'), events: ['issue.created'], operational_events: ['webhook.failing', 'webhook.disabled'] });
 
     await createIssue(team, { title: 'The endpoint is down' });
-    await env.receiver.waitFor((requests) => operational(requests.filter((request) => request.path === '/auto/ops')).some((request) => eventOf(request) === 'webhook.disabled'), 40_000, 'webhook.disabled at the ops webhook');
+    await env.receiver.waitFor(
+      (requests) => operational(requests.filter((request) => request.path === '/auto/ops')).some((request) => eventOf(request) === 'webhook.disabled'),
+      40_000,
+      'webhook.disabled at the ops webhook',
+    );
 
     const received = operational(env.receiver.at('/auto/ops'));
     expect(received.map(eventOf)).toEqual(['webhook.failing', 'webhook.disabled']);
@@ -181,7 +185,9 @@ describe('auto-disable', () => {
     expect(enabled.body).toMatchObject({ active: true, disabled_reason: null, disabled_at: null });
     const passes = await autoDisablePasses();
     await createIssue(team, { title: 'The endpoint is back' });
-    await env.receiver.waitFor((requests) => requests.filter((request) => request.path === '/auto/failing' && payloadOf(request).issue?.title === 'The endpoint is back').length === 1);
+    await env.receiver.waitFor(
+      (requests) => requests.filter((request) => request.path === '/auto/failing' && payloadOf(request).issue?.title === 'The endpoint is back').length === 1,
+    );
     await eventually(autoDisablePasses, (count) => count >= passes + 3, 20_000, 'three more passes of the auto-disable worker');
     expect(operational(env.receiver.at('/auto/ops')).map(eventOf)).toEqual(['webhook.failing', 'webhook.disabled']);
     const recovered = await eventually(

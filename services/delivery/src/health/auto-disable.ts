@@ -88,7 +88,11 @@ export class AutoDisable {
       labelNames: ['event'],
       registers,
     });
-    this.disabled = new promClient.Counter({ name: 'worklane_delivery_webhooks_auto_disabled_total', help: 'Webhooks switched off because every attempt failed for too long', registers });
+    this.disabled = new promClient.Counter({
+      name: 'worklane_delivery_webhooks_auto_disabled_total',
+      help: 'Webhooks switched off because every attempt failed for too long',
+      registers,
+    });
   }
 
   start(): void {
@@ -180,7 +184,10 @@ export class AutoDisable {
     });
     if (!sent) return;
     this.sent.inc({ event: 'webhook.failing' });
-    this.options.logger.info({ webhookId: candidate.webhookId, teamId: candidate.teamId, failingSince: candidate.since, recipients: recipients.length }, 'webhook keeps failing; team notified');
+    this.options.logger.info(
+      { webhookId: candidate.webhookId, teamId: candidate.teamId, failingSince: candidate.since, recipients: recipients.length },
+      'webhook keeps failing; team notified',
+    );
     if (recipients.length > 0) this.options.onDeliveriesCreated();
   }
 
@@ -212,7 +219,10 @@ export class AutoDisable {
     });
     this.disabled.inc();
     this.sent.inc({ event: 'webhook.disabled' });
-    this.options.logger.warn({ webhookId: candidate.webhookId, teamId: candidate.teamId, failingSince: candidate.since, recipients: recipients.length }, 'webhook failed for too long; switched off');
+    this.options.logger.warn(
+      { webhookId: candidate.webhookId, teamId: candidate.teamId, failingSince: candidate.since, recipients: recipients.length },
+      'webhook failed for too long; switched off',
+    );
     if (recipients.length > 0) this.options.onDeliveriesCreated();
   }
 
@@ -223,8 +233,7 @@ export class AutoDisable {
     return {
       since: row.failing_since,
       last_success_at: row.last_success_at,
-      last_error:
-        row.last_failure_at === null ? null : { at: row.last_failure_at, status_code: row.last_error_status, message: row.last_error_message ?? 'no answer' },
+      last_error: row.last_failure_at === null ? null : { at: row.last_failure_at, status_code: row.last_error_status, message: row.last_error_message ?? 'no answer' },
     };
   }
 

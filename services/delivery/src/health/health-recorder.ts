@@ -26,10 +26,15 @@ export class HealthRecorder implements HealthObserver {
     private readonly store: HealthStore,
     private readonly logger: Logger,
   ) {
-    this.attempts = new GroupCommit(async (batch) => {
-      await store.recordAttempts(batch);
-      return batch.map(() => null);
-    }, MAX_BATCH, 1, LINGER_MS);
+    this.attempts = new GroupCommit(
+      async (batch) => {
+        await store.recordAttempts(batch);
+        return batch.map(() => null);
+      },
+      MAX_BATCH,
+      1,
+      LINGER_MS,
+    );
   }
 
   /** An attempt the delivery log has recorded. */

@@ -42,8 +42,7 @@ export function healthRoutes(router: Router, deps: HealthRouteDeps): void {
         last_day: windowOf(windows.lastDay),
         circuit_breaker: breakerOf(row, windows.nowMs),
         last_success_at: row?.last_success_at ?? null,
-        last_error:
-          row?.last_failure_at != null ? { at: row.last_failure_at, status_code: row.last_error_status, message: row.last_error_message ?? 'no answer' } : null,
+        last_error: row?.last_failure_at != null ? { at: row.last_failure_at, status_code: row.last_error_status, message: row.last_error_message ?? 'no answer' } : null,
         failing_since: row?.failing_since ?? null,
         failing_notice_sent_at: row?.failing_notice_at ?? null,
         disable_at: row?.disable_at ?? null,

@@ -304,7 +304,13 @@ export class DeliverySender {
     if (transition) {
       metrics.breakerTransitions.inc({ to: transition === 'opened' ? 'open' : 'closed' });
       const health = this.breakers.health(delivery.webhookId);
-      this.options.health?.breaker({ teamId: delivery.teamId, webhookId: delivery.webhookId, state: transition === 'opened' ? 'open' : 'closed', atMs: Date.now(), retryAtMs: health.retryAt });
+      this.options.health?.breaker({
+        teamId: delivery.teamId,
+        webhookId: delivery.webhookId,
+        state: transition === 'opened' ? 'open' : 'closed',
+        atMs: Date.now(),
+        retryAtMs: health.retryAt,
+      });
       if (transition === 'opened' && health.retryAt !== null) {
         this.toDefer.set(delivery.webhookId, health.retryAt);
         logger.info({ webhookId: delivery.webhookId, teamId: delivery.teamId, retryAt: new Date(health.retryAt).toISOString() }, 'endpoint keeps failing; circuit opened');

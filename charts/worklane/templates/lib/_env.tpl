@@ -144,6 +144,15 @@ the client's before it. Trusting exactly those hops ignores whatever the client 
 {{- $_ := set $data "TEAM_MAX_PROJECTS" (printf "%d" (int64 $quotas.projects)) -}}
 {{- else if eq .component "webhook" -}}
 {{- $_ := set $data "TEAM_MAX_WEBHOOKS" (printf "%d" (int64 $quotas.webhooks)) -}}
+{{- with $root.Values.webhookEndpoints -}}
+{{- if gt (int64 .secretOverlapDefaultSeconds) (int64 .secretOverlapMaxSeconds) -}}
+{{- fail (printf "webhookEndpoints.secretOverlapDefaultSeconds (%d) must not exceed webhookEndpoints.secretOverlapMaxSeconds (%d)" (int64 .secretOverlapDefaultSeconds) (int64 .secretOverlapMaxSeconds)) -}}
+{{- end -}}
+{{- $_ := set $data "WEBHOOK_PREVIOUS_SECRETS_MAX" (printf "%d" (int64 .previousSecretsMax)) -}}
+{{- $_ := set $data "WEBHOOK_SECRET_OVERLAP_DEFAULT_SECONDS" (printf "%d" (int64 .secretOverlapDefaultSeconds)) -}}
+{{- $_ := set $data "WEBHOOK_SECRET_OVERLAP_MAX_SECONDS" (printf "%d" (int64 .secretOverlapMaxSeconds)) -}}
+{{- $_ := set $data "WEBHOOK_RATE_LIMIT_MAX_PER_SECOND" (printf "%d" (int64 .rateLimitMaxPerSecond)) -}}
+{{- end -}}
 {{- else if eq .component "token" -}}
 {{- $_ := set $data "TEAM_MAX_API_TOKENS" (printf "%d" (int64 $quotas.apiTokens)) -}}
 {{- end -}}

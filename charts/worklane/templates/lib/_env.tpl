@@ -65,6 +65,15 @@ the client's before it. Trusting exactly those hops ignores whatever the client 
 {{- $_ := set $data "DELIVERY_RETENTION_BATCH_SIZE" (toString (int .batchSize)) -}}
 {{- $_ := set $data "DELIVERY_RETENTION_INTERVAL_MS" (toString (int .intervalMs)) -}}
 {{- end -}}
+{{- with $values.recovery -}}
+{{- $_ := set $data "DELIVERY_RECOVERY_MAX_EVENTS" (printf "%d" (int64 .maxEvents)) -}}
+{{- $_ := set $data "DELIVERY_RECOVERY_DEFAULT_PER_SECOND" (printf "%d" (int64 .defaultPerSecond)) -}}
+{{- $_ := set $data "DELIVERY_RECOVERY_BATCH_SIZE" (printf "%d" (int64 .batchSize)) -}}
+{{- end -}}
+{{- with $values.log -}}
+{{- $_ := set $data "DELIVERY_RESPONSE_EXCERPT_BYTES" (printf "%d" (int64 .responseExcerptBytes)) -}}
+{{- $_ := set $data "DELIVERY_EXCHANGE_HEADERS_MAX_BYTES" (printf "%d" (int64 .headersMaxBytes)) -}}
+{{- end -}}
 {{- end -}}
 {{- if $svc.allowedCidrs -}}
 {{- $_ := set $data "WEBHOOK_ALLOWED_CIDRS" (join "," $root.Values.webhookAllowedCidrs) -}}

@@ -19,9 +19,8 @@ import { decide } from '../domain/outcome';
 import type { HealthObserver } from '../health/health-recorder';
 import { attemptResult, type DeliveryMetrics } from '../metrics';
 import { SendingBudgets } from './budgets';
-import { recordedHeaders, type ExchangeLimits } from './exchange';
-import { recordedHeaders, type ExchangeLimits } from './exchange';
 import { CircuitBreakers, isEndpointFailure, type CircuitBreakerOptions, type EndpointHealth } from './circuit-breaker';
+import { recordedHeaders, type ExchangeLimits } from './exchange';
 
 export interface SenderOptions {
   store: DeliveryStore;
@@ -60,8 +59,6 @@ const CLAIM_BATCH = 100;
 const DIRECTORY_RETRY_MS = 5_000;
 /** Finished attempts free slots; waiting this long lets several be refilled by one claim. */
 const REFILL_DELAY_MS = 5;
-/** Bytes of response body, and of each header list, an attempt keeps when no limits are given. */
-const DEFAULT_EXCHANGE_BYTES = 4096;
 /** Bytes of response body, and of each header list, an attempt keeps when no limits are given. */
 const DEFAULT_EXCHANGE_BYTES = 4096;
 /** Attempts finishing within this time are recorded by one statement. */
@@ -333,8 +330,6 @@ export class DeliverySender {
         responseBody: response.responseExcerpt,
         requestHeaders: recordedHeaders(response.requestHeaders, this.options.exchange?.headersMaxBytes ?? DEFAULT_EXCHANGE_BYTES),
         responseHeaders: recordedHeaders(response.responseHeaders, this.options.exchange?.headersMaxBytes ?? DEFAULT_EXCHANGE_BYTES),
-        requestHeaders: recordedHeaders(response.requestHeaders, this.options.exchange?.headersMaxBytes ?? DEFAULT_EXCHANGE_BYTES),
-        responseHeaders: recordedHeaders(response.responseHeaders, this.options.exchange?.headersMaxBytes ?? DEFAULT_EXCHANGE_BYTES),
         ...decision,
       },
     });
@@ -396,7 +391,15 @@ export class DeliverySender {
       userAgent,
     });
     const excerptBytes = this.options.exchange?.responseExcerptBytes ?? DEFAULT_EXCHANGE_BYTES;
-    const response = await sendWebhookRequest({ url, headers, body: delivery.body, dispatcher: dispatchers.forAddress(url.origin, address), timeoutMs, headersTimeoutMs, excerptBytes });
+    const response = await sendWebhookRequest({
+      url,
+      headers,
+      body: delivery.body,
+      dispatcher: dispatchers.forAddress(url.origin, address),
+      timeoutMs,
+      headersTimeoutMs,
+      excerptBytes,
+    });
     return { ...response, requestHeaders: headers };
   }
 }

@@ -98,13 +98,7 @@ export const deliveryLogFilters = z.object({
   status: z.enum(DELIVERY_STATUSES).optional().meta({ description: 'Only deliveries in this state.' }),
   event: z.enum(DELIVERY_EVENTS).optional().meta({ description: 'Only deliveries of this event type.' }),
   event_id: uuid().optional().meta({ description: 'Only the deliveries of this event (its `id`): the first and every re-send.' }),
-  issue_id: z.coerce
-    .number()
-    .int()
-    .min(1)
-    .max(MAX_ID)
-    .optional()
-    .meta({ description: 'Only deliveries of this issue’s events (the issue’s `id`).' }),
+  issue_id: z.coerce.number().int().min(1).max(MAX_ID).optional().meta({ description: 'Only deliveries of this issue’s events (the issue’s `id`).' }),
   created_after: instantParameter('Only deliveries created at or after this time.'),
   created_before: instantParameter('Only deliveries created before this time.'),
 });

@@ -345,8 +345,7 @@ export const OPERATIONS: readonly Operation[] = [
     path: `${WEBHOOK}/deliveries`,
     tag: 'Deliveries',
     summary: 'List a webhook’s deliveries',
-    description:
-      'The delivery log of one webhook, newest first, a page at a time; the filters narrow it by state, event type, event id and creation time, and combine.',
+    description: 'The delivery log of one webhook, newest first, a page at a time; the filters narrow it by state, event type, event id, issue and creation time, and combine.',
     paging: 'always',
     query: deliveryLogFilters,
     success: { status: 200, description: 'A page of deliveries.', body: response('DeliveryPage') },

@@ -9,15 +9,12 @@ export const RECOVERY_STATUSES = ['queued', 'running', 'succeeded', 'failed'] as
 export type RecoveryStatus = (typeof RECOVERY_STATUSES)[number];
 
 /** A point in time as a client writes it: RFC 3339 with `Z` or an offset, any fraction of a second. */
-const instant = () =>
-  z.iso.datetime({ offset: true }).meta({ format: 'date-time', examples: ['2026-01-15T08:00:00Z'] });
+const instant = () => z.iso.datetime({ offset: true }).meta({ format: 'date-time', examples: ['2026-01-15T08:00:00Z'] });
 
 export const recoverWebhookInput = z
   .object({
     since: instant().meta({ description: 'Start of the window (included): deliveries created at or after it.' }),
-    until: instant()
-      .optional()
-      .meta({ description: 'End of the window (excluded); now when not given, and never later than now.' }),
+    until: instant().optional().meta({ description: 'End of the window (excluded); now when not given, and never later than now.' }),
   })
   .meta({
     description: 'The window of the deliveries to send again, by when each delivery was created.',

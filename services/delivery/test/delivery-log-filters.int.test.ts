@@ -79,6 +79,7 @@ it('filters by state, event type, event id and creation time, combined and paged
   expect(ids(await search(webhook.id, { status: 'succeeded' }))).toEqual(expected((row) => row.id !== failed.id));
   expect(ids(await search(webhook.id, { event: 'issue.created' }))).toEqual(expected((row) => row.event === 'issue.created'));
   expect(ids(await search(webhook.id, { event: 'ping' }))).toEqual([pinged.id]);
+  expect(ids(await search(webhook.id, { event: 'issue.updated' }))).toEqual([updated.id]);
   expect(ids(await search(webhook.id, { event_id: failed.event_id.toUpperCase() }))).toEqual([failed.id]);
   expect(ids(await search(webhook.id, { created_after: failed.created_at }))).toEqual(expected((row) => row.created_at >= failed.created_at));
   expect(ids(await search(webhook.id, { created_before: failed.created_at }))).toEqual(expected((row) => row.created_at < failed.created_at));
@@ -155,7 +156,8 @@ it('shows each attempt with the headers and body it sent and the status, headers
     // What the receiver got is what the log says was sent: headers (each attempt signs anew) and body.
     expect(attempt.request_headers['X-Webhook-Delivery']).toBe(delivery!.id);
     expect(attempt.request_headers['Content-Type']).toBe('application/json');
-    for (const name of ['X-Webhook-Signature', 'webhook-signature', 'webhook-timestamp', 'webhook-id']) expect(attempt.request_headers[name]).toBe(sent.headers[name.toLowerCase()]);
+    for (const name of ['X-Webhook-Signature', 'webhook-signature', 'webhook-timestamp', 'webhook-id'])
+      expect(attempt.request_headers[name]).toBe(sent.headers[name.toLowerCase()]);
     expect(detail.request_body).toBe(sent.body.toString('utf8'));
 
     expect(attempt.status_code).toBe(503);

@@ -2,7 +2,18 @@ import { OMITTED_KEY, REDACTED, isCredentialHeader, recordedHeaders } from './ex
 
 describe('what an attempt keeps of its headers', () => {
   it('never keeps a credential, whatever the receiver calls it', () => {
-    for (const name of ['Authorization', 'proxy-authorization', 'set-cookie', 'Cookie', 'x-auth-token', 'X-Api-Key', 'apikey', 'x-session-id', 'x-client-secret', 'x-amz-security-token'])
+    for (const name of [
+      'Authorization',
+      'proxy-authorization',
+      'set-cookie',
+      'Cookie',
+      'x-auth-token',
+      'X-Api-Key',
+      'apikey',
+      'x-session-id',
+      'x-client-secret',
+      'x-amz-security-token',
+    ])
       expect(isCredentialHeader(name)).toBe(true);
     for (const name of ['content-type', 'x-webhook-signature', 'webhook-signature', 'webhook-id', 'retry-after', 'x-request-id']) expect(isCredentialHeader(name)).toBe(false);
     expect(recordedHeaders({ 'set-cookie': ['a=1', 'b=2'], 'content-type': 'text/plain', 'x-seen': ['1', '2'] }, 4096)).toEqual({

@@ -71,7 +71,7 @@ export const DELIVERY_HEADERS = {
   'X-Webhook-Delivery': { required: true, description: 'The delivery id: one per (event, webhook), the same on every retry.', schema: { type: 'string', format: 'uuid' } },
   'X-Webhook-Signature': {
     required: false,
-    description: 'With a secret: lowercase hex HMAC-SHA256 of the raw body, keyed with the secret. Compare in constant time.',
+    description: 'With a secret: lowercase hex HMAC-SHA256 of the raw body, keyed with the secret (the newest one during a rotation). Compare in constant time.',
     schema: { type: 'string', pattern: '^[0-9a-f]{64}$' },
   },
   'webhook-id': { required: false, description: 'With a secret (Standard Webhooks): the delivery id.', schema: { type: 'string', format: 'uuid' } },
@@ -82,7 +82,8 @@ export const DELIVERY_HEADERS = {
   },
   'webhook-signature': {
     required: false,
-    description: 'With a secret (Standard Webhooks): `v1,` and the base64 HMAC-SHA256 of `<webhook-id>.<webhook-timestamp>.<raw body>`, keyed with the secret’s UTF-8 bytes.',
-    schema: { type: 'string', pattern: '^v1,[A-Za-z0-9+/]+={0,2}$' },
+    description:
+      'With a secret (Standard Webhooks): `v1,` and the base64 HMAC-SHA256 of `<webhook-id>.<webhook-timestamp>.<raw body>`, keyed with the secret’s UTF-8 bytes. Space-separated entries: one per secret during a rotation’s overlap (the newest first), and `v1a,` with the base64 ed25519 signature of the same content when the webhook signs with ed25519 (verify it with `ed25519_public_key`). Accept the delivery when any entry verifies.',
+    schema: { type: 'string', pattern: '^v1a?,[A-Za-z0-9+/]+={0,2}( v1a?,[A-Za-z0-9+/]+={0,2})*$' },
   },
 } as const;

@@ -65,7 +65,12 @@ export const errorBody = z
       .optional()
       .meta({ description: 'On a 422: messages per field; array items and nested fields as `events.1`, the body as a whole as `body`.' }),
     errors_omitted: z.number().int().min(1).optional().meta({ description: 'On a 422 that lists only some of its field errors: how many more there were.' }),
-    limit: z.number().int().min(0).optional().meta({ description: 'With `quota_exceeded`: the quota the team reached; with `secret_rotation_limit`: the old secrets a webhook may hold.' }),
+    limit: z
+      .number()
+      .int()
+      .min(0)
+      .optional()
+      .meta({ description: 'With `quota_exceeded`: the quota the team reached; with `secret_rotation_limit`: the old secrets a webhook may hold.' }),
   })
   .meta({
     description: 'The error shape of every 4xx and 5xx answer.',

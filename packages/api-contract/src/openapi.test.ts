@@ -93,7 +93,15 @@ describe('the OpenAPI document', () => {
   it('takes an Idempotency-Key on every POST, with its 400, 409 and 422 codes and the replay header', () => {
     const resolve = (value: Json) => (value.$ref ? document.components[String(value.$ref).split('/')[2]!][String(value.$ref).split('/').pop()!] : value);
     const posts = OPERATIONS.filter((operation) => operation.method === 'post' && operation.idempotent !== false);
-    expect(posts.map((operation) => operation.operationId)).toEqual(['createOrganization', 'createProject', 'createIssue', 'createWebhook', 'pingWebhook', 'redeliver', 'recoverWebhook']);
+    expect(posts.map((operation) => operation.operationId)).toEqual([
+      'createOrganization',
+      'createProject',
+      'createIssue',
+      'createWebhook',
+      'pingWebhook',
+      'redeliver',
+      'recoverWebhook',
+    ]);
     for (const operation of posts) {
       const documented = document.paths[operation.path].post;
       const key = documented.parameters.map(resolve).find((parameter: Json) => parameter.in === 'header');

@@ -76,7 +76,10 @@ describe('signatures during a secret rotation', () => {
   it('drops an old secret once its overlap has ended, and repeats no secret', () => {
     const expired = { secret: 'expired-secret-0123456', expiresAtMs: 1_000_000 };
     const valid = { secret: oldSecret, expiresAtMs: 1_000_001 };
-    expect(signingSecrets({ secret: newSecret, previousSecrets: [expired, valid, { secret: newSecret, expiresAtMs: 2_000_000 }], timestamp: 1_000 })).toEqual([newSecret, oldSecret]);
+    expect(signingSecrets({ secret: newSecret, previousSecrets: [expired, valid, { secret: newSecret, expiresAtMs: 2_000_000 }], timestamp: 1_000 })).toEqual([
+      newSecret,
+      oldSecret,
+    ]);
     const later = signatureHeaders({ deliveryId: 'd1', body, secret: newSecret, previousSecrets: [valid], timestamp: 1_001 });
     expect(later['webhook-signature']).toBe(standardSignature(newSecret, 'd1', 1_001, body));
   });

@@ -37,7 +37,9 @@ const signedContent = (deliveryId: string, timestamp: number, body: Buffer) => B
  * but the secret it configured (a Standard Webhooks library takes it as base64 of those bytes).
  */
 export function standardSignature(secret: string, deliveryId: string, timestamp: number, body: Buffer): string {
-  const digest = createHmac('sha256', secret).update(signedContent(deliveryId, timestamp, body)).digest('base64');
+  const digest = createHmac('sha256', secret)
+    .update(signedContent(deliveryId, timestamp, body))
+    .digest('base64');
   return `v1,${digest}`;
 }
 

@@ -109,7 +109,12 @@ describe('the new fields', () => {
     expect(scoped.body.updated_at > webhook.updated_at).toBe(true);
 
     const cleared = await patch({ description: '', filters: null, rate_limit_per_second: null, operational_events: ['webhook.failing'] });
-    expect(cleared.body).toMatchObject({ description: null, filters: { organization_ids: [], project_ids: [] }, rate_limit_per_second: null, operational_events: ['webhook.failing'] });
+    expect(cleared.body).toMatchObject({
+      description: null,
+      filters: { organization_ids: [], project_ids: [] },
+      rate_limit_per_second: null,
+      operational_events: ['webhook.failing'],
+    });
 
     const same = await patch({ description: null, operational_events: ['webhook.failing'], rate_limit_per_second: null });
     expect(same.body.updated_at).toBe(cleared.body.updated_at);

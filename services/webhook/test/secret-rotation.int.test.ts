@@ -114,9 +114,10 @@ describe('the bounds of a rotation', () => {
     // Without an overlap nothing is kept, so it is allowed.
     expect((await rotate(10, webhook.id, { overlap_seconds: 0 })).status).toBe(200);
     // Once an old secret expires, there is room again.
-    await service.pool.query(`UPDATE webhook_previous_secrets SET expires_at = now() - interval '1 second' WHERE id = (SELECT min(id) FROM webhook_previous_secrets WHERE webhook_id = $1)`, [
-      webhook.id,
-    ]);
+    await service.pool.query(
+      `UPDATE webhook_previous_secrets SET expires_at = now() - interval '1 second' WHERE id = (SELECT min(id) FROM webhook_previous_secrets WHERE webhook_id = $1)`,
+      [webhook.id],
+    );
     expect((await rotate(10, webhook.id)).status).toBe(200);
   });
 

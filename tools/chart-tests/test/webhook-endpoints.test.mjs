@@ -17,13 +17,21 @@ describe('webhookEndpoints values', () => {
   test('are configurable', () => {
     const objects = render({
       valuesFile: 'minimal-values.yaml',
-      set: ['webhookEndpoints.previousSecretsMax=2', 'webhookEndpoints.secretOverlapDefaultSeconds=600', 'webhookEndpoints.secretOverlapMaxSeconds=3600', 'webhookEndpoints.rateLimitMaxPerSecond=50'],
+      set: [
+        'webhookEndpoints.previousSecretsMax=2',
+        'webhookEndpoints.secretOverlapDefaultSeconds=600',
+        'webhookEndpoints.secretOverlapMaxSeconds=3600',
+        'webhookEndpoints.rateLimitMaxPerSecond=50',
+      ],
     });
     expect(settingsOf(objects)).toEqual(['2', '600', '3600', '50']);
   });
 
   test('refuse a default overlap longer than the longest allowed', () => {
-    const stderr = renderFailure({ valuesFile: 'minimal-values.yaml', set: ['webhookEndpoints.secretOverlapDefaultSeconds=7200', 'webhookEndpoints.secretOverlapMaxSeconds=3600'] });
+    const stderr = renderFailure({
+      valuesFile: 'minimal-values.yaml',
+      set: ['webhookEndpoints.secretOverlapDefaultSeconds=7200', 'webhookEndpoints.secretOverlapMaxSeconds=3600'],
+    });
     expect(stderr).toMatch(/secretOverlapDefaultSeconds \(7200\) must not exceed/);
   });
 });

@@ -228,11 +228,7 @@ export interface SecretRotation {
   isCurrent: (currentSealed: string) => boolean;
 }
 
-export type RotationOutcome =
-  | { outcome: 'rotated'; webhook: Webhook }
-  | { outcome: 'not_found' }
-  | { outcome: 'unchanged' }
-  | { outcome: 'limit'; maxPreviousSecrets: number };
+export type RotationOutcome = { outcome: 'rotated'; webhook: Webhook } | { outcome: 'not_found' } | { outcome: 'unchanged' } | { outcome: 'limit'; maxPreviousSecrets: number };
 
 /**
  * Makes `secretSealed` the webhook's secret. The replaced one keeps signing for `overlapSeconds`
@@ -276,7 +272,10 @@ export async function deleteWebhook(db: Queryable, teamId: number, webhookId: nu
  */
 export async function listSubscriptions(db: Queryable, teamId: number, event: WebhookEvent | OperationalEvent, operational: boolean): Promise<SealedSubscription[]> {
   const column = operational ? 'w.operational_events' : 'w.events';
-  const { rows } = await db.query<SealedSubscription>(`SELECT ${SUBSCRIPTION} FROM webhooks w WHERE w.team_id = $1 AND w.active AND $2 = ANY (${column}) ORDER BY w.id`, [teamId, event]);
+  const { rows } = await db.query<SealedSubscription>(`SELECT ${SUBSCRIPTION} FROM webhooks w WHERE w.team_id = $1 AND w.active AND $2 = ANY (${column}) ORDER BY w.id`, [
+    teamId,
+    event,
+  ]);
   return rows;
 }
 

@@ -142,6 +142,7 @@ const CALLS: Call[] = [
   { method: 'GET', template: `${TEAM}/webhooks` },
   { method: 'GET', template: `${TEAM}/webhooks/:webhook` },
   { method: 'PATCH', template: `${TEAM}/webhooks/:webhook`, body: { active: true } },
+  { method: 'POST', template: `${TEAM}/webhooks/:webhook/secret/rotate`, body: { overlap_seconds: 0 } },
   { method: 'POST', template: `${TEAM}/webhooks/:webhook/ping`, keep: (b, ids) => (ids.delivery = String(b.id)) },
   { method: 'GET', template: `${TEAM}/webhooks/:webhook/deliveries` },
   { method: 'GET', template: `${TEAM}/webhooks/:webhook/health` },

@@ -7,7 +7,7 @@ import type { ConsoleDeps } from '../deps';
 import { ServiceUnavailableError } from '../errors';
 import { localValue, readLogFilters, utcInstant } from '../log-filters';
 import { noticeFrom } from '../notices';
-import type { Webhook, WebhookHealth } from '../resources';
+import type { WebhookHealth } from '../resources';
 import { deliveryPage } from '../views/delivery';
 import { confirmPage } from '../views/pages';
 import { recoveryPage, type RecoverFormValues } from '../views/recovery';
@@ -118,7 +118,7 @@ export function mountWebhooks(router: Router, deps: ConsoleDeps): void {
     }
     const scoped = webhook.filters.organization_ids.length > 0 || webhook.filters.project_ids.length > 0;
     const scope = scoped ? await loadScopeChoices(api, req) : undefined;
-    const recover = extras.recover ?? { values: { since: localValue(defaultRecoverySince(webhook, health)), until: '' } };
+    const recover = extras.recover ?? { values: { since: localValue(defaultRecoverySince(health)), until: '' } };
     sendPage(
       res,
       status,
@@ -240,11 +240,15 @@ export function mountWebhooks(router: Router, deps: ConsoleDeps): void {
   mountWebhookSettings(router, deps);
 }
 
-/** Where a recovery most likely starts: the failing streak, the switch-off, or a day ago. */
-function defaultRecoverySince(webhook: Webhook, health: WebhookHealth | undefined): Date {
-  const start = health?.failing_since ?? webhook.disabled_at;
-  const day = new Date(Date.now() - 24 * 3_600_000);
-  if (!start) return day;
-  const parsed = new Date(start);
-  return Number.isNaN(parsed.getTime()) ? day : new Date(Math.floor(parsed.getTime() / 1000) * 1000);
+/**
+ * Where a recovery most likely starts: a few minutes before the failing streak began (a delivery is
+ * created before its first attempt) or, once the streak is over (the webhook was switched off), the
+ * last success; else a day ago. Re-sending only failed deliveries, a window that starts early costs
+ * nothing.
+ */
+function defaultRecoverySince(health: WebhookHealth | undefined): Date {
+  const start = Date.parse(health?.failing_since ?? health?.last_success_at ?? '');
+  if (Number.isNaN(start)) return new Date(Math.floor(Date.now() / 1000) * 1000 - 24 * 3_600_000);
+  const minute = 60_000;
+  return new Date(Math.floor((start - 5 * minute) / minute) * minute);
 }

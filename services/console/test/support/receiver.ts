@@ -16,12 +16,15 @@ export interface HttpsReceiver {
   /** PEM file of the receiver's self-signed certificate, for NODE_EXTRA_CA_CERTS. */
   caFile: string;
   received: ReceivedDelivery[];
+  /** From now on, answer every POST with this status (an endpoint that is down), or with 200 again (null). */
+  failWith(status: number | null): void;
   close(): Promise<void>;
 }
 
 /**
  * A webhook endpoint on 127.0.0.1 over HTTPS with a self-signed certificate made by openssl,
- * answering every POST with 200 and a short body, so the delivery log has an excerpt to show.
+ * answering every POST with 200 and a short body, so the delivery log has an excerpt to show; it
+ * can be told to fail instead. Only the requests it answered with 200 are in `received`.
  */
 export async function startHttpsReceiver(): Promise<HttpsReceiver> {
   const dir = mkdtempSync(join(tmpdir(), 'worklane-receiver-'));
@@ -51,10 +54,15 @@ export async function startHttpsReceiver(): Promise<HttpsReceiver> {
     { stdio: 'ignore' },
   );
   const received: ReceivedDelivery[] = [];
+  let failure: number | null = null;
   const server: Server = createServer({ key: readFileSync(keyFile), cert: readFileSync(caFile) }, (req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
+      if (failure !== null) {
+        res.writeHead(failure, { 'content-type': 'text/plain' }).end('down for maintenance');
+        return;
+      }
       received.push({ headers: req.headers, body: Buffer.concat(chunks).toString('utf8') });
       res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ received: true }));
     });
@@ -65,6 +73,9 @@ export async function startHttpsReceiver(): Promise<HttpsReceiver> {
     url: `https://127.0.0.1:${port}/hooks/worklane`,
     caFile,
     received,
+    failWith(status) {
+      failure = status;
+    },
     async close() {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));

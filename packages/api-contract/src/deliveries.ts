@@ -29,6 +29,11 @@ export const delivery = z
     next_attempt_at: timestamp().nullable().meta({ description: 'When a pending delivery is attempted next; null once it is finished.' }),
     redelivery_of: uuid().nullable().meta({ description: 'The delivery this one redelivers, or null.' }),
     recovery_id: id().nullable().meta({ description: 'The recovery job that sent this delivery again, or null.' }),
+    issue_id: id().nullable().meta({ description: 'The issue of the event, or null (a ping, or a delivery made before deliveries recorded their issue).' }),
+    out_of_order: z.boolean().meta({
+      description:
+        'True when this delivery was attempted while an earlier event of the same issue to the same webhook was still pending: it had waited the longest the service makes a later event wait (docs/webhook-delivery-controls.md).',
+    }),
     created_at: timestamp(),
     updated_at: timestamp(),
     completed_at: timestamp().nullable(),
@@ -47,6 +52,8 @@ export const delivery = z
         next_attempt_at: null,
         redelivery_of: null,
         recovery_id: null,
+        issue_id: 42,
+        out_of_order: false,
         created_at: '2026-01-15T09:00:00.123456Z',
         updated_at: '2026-01-15T09:00:00.234567Z',
         completed_at: '2026-01-15T09:00:00.234567Z',

@@ -98,6 +98,15 @@ export const configSchema = z.object({
     .max(1_000_000)
     .default(2_000)
     .describe("Deliveries one team's events may create at once before DELIVERY_FANOUT_PER_TEAM_PER_SECOND applies"),
+  DELIVERY_ORDER_WAIT_MAX_MS: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(86_400_000)
+    .default(600_000)
+    .describe(
+      'How long a delivery of an issue event waits while an earlier event of the same issue to the same webhook is still pending (being retried), before it goes ahead marked out_of_order; 0: deliveries of one issue never wait for each other',
+    ),
   DELIVERY_BREAKER_FAILURES: z.coerce
     .number()
     .int()

@@ -21,6 +21,7 @@ import { grpcWebhookDirectory } from './clients/webhooks';
 import { IDENTITY_ISSUERS } from './config';
 import { recordDeadLettered } from './data/dead-letters';
 import { DeliveryStore } from './data/deliveries';
+import { EndpointRateStore } from './data/endpoint-rates';
 import { FanOutBacklog } from './data/fan-out-backlog';
 import { DeliveryRetention } from './data/retention';
 import { EventConsumer } from './events/consumer';
@@ -32,6 +33,7 @@ import { HealthStore } from './health/health-store';
 import { createDeliveryMetrics } from './metrics';
 import { RecoveryStore } from './recovery/store';
 import { RecoveryWorker } from './recovery/worker';
+import { EndpointRateLimits } from './sending/rate-limits';
 import { DeliverySender } from './sending/sender';
 
 const MIGRATIONS = join(__dirname, '..', 'migrations');
@@ -51,8 +53,12 @@ async function main(): Promise<void> {
   };
   await declare();
 
-  const store = new DeliveryStore(pool);
-  const pipelineStore = new DeliveryStore(pipelinePool);
+  // Deliveries of one issue to one webhook keep their commit order, each waiting at most this long.
+  const ordering = { orderWaitMs: config.DELIVERY_ORDER_WAIT_MAX_MS };
+  const store = new DeliveryStore(pool, ordering);
+  const pipelineStore = new DeliveryStore(pipelinePool, ordering);
+  // The webhooks' rate limits, stored for the claim as the webhook service states them.
+  const rateLimits = new EndpointRateLimits(new EndpointRateStore(pipelinePool), logger);
   const webhooks = grpcWebhookDirectory(config.WEBHOOK_GRPC_ADDR, { caller: 'delivery', signingKey: config.SIGNING_PRIVATE_KEY });
   const dispatchers = new PinnedDispatchers({ connectTimeoutMs: config.WEBHOOK_CONNECT_TIMEOUT_MS, tlsTimeoutMs: config.WEBHOOK_TLS_TIMEOUT_MS });
   // Receiver names are resolved asynchronously (never on libuv's shared thread pool) and cached.
@@ -104,6 +110,7 @@ async function main(): Promise<void> {
     leaseMs: config.DELIVERY_LEASE_MS ?? config.DELIVERY_DNS_TIMEOUT_MS + config.WEBHOOK_TIMEOUT_MS + 15_000,
     exchange: { responseExcerptBytes: config.DELIVERY_RESPONSE_EXCERPT_BYTES, headersMaxBytes: config.DELIVERY_EXCHANGE_HEADERS_MAX_BYTES },
     health: healthRecorder,
+    rateLimits,
   });
   const autoDisable = new AutoDisable({
     pool: pipelinePool,
@@ -148,6 +155,7 @@ async function main(): Promise<void> {
       drainer.wake();
     },
     recordDeadLettered: (event, notice, webhookIds) => recordDeadLettered(pipelinePool, event, notice, webhookIds),
+    onTargets: (targets) => rateLimits.observe(targets),
     registry: metrics.registry,
   });
   const removedRows = new promClient.Counter({
@@ -200,12 +208,12 @@ async function main(): Promise<void> {
     webhooks,
     onDeliveryCreated: () => sender.wake(),
     pageLimits: listPageLimits(config),
-    endpointHealth: { health: new HealthStore(pool), disableAfterMs: config.WEBHOOK_DISABLE_AFTER_MS },
     recoveries: {
       recoveries: new RecoveryStore(pool),
       recovery: { maxEvents: config.DELIVERY_RECOVERY_MAX_EVENTS, defaultPerSecond: config.DELIVERY_RECOVERY_DEFAULT_PER_SECOND },
       onRecoveryCreated: () => recoveryWorker.wake(),
     },
+    endpointHealth: { health: new HealthStore(pool), disableAfterMs: config.WEBHOOK_DISABLE_AFTER_MS },
     idempotency: idempotency.options,
     // Its own database only. NATS is not needed to answer: the consumer waits for it, and an
     // outage of NATS keeps the delivery log serving.

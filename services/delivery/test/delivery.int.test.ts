@@ -315,8 +315,27 @@ describe('the delivery log API', () => {
       (rows) => rows.length === 2 && rows.every((row) => row.status === 'succeeded'),
     );
     expect(Object.keys(list[0]!).sort()).toEqual(
-      ['attempt_count', 'completed_at', 'created_at', 'event', 'event_id', 'failure_reason', 'id', 'next_attempt_at', 'recovery_id', 'redelivery_of', 'status', 'updated_at', 'webhook_id'].sort(),
+      [
+        'attempt_count',
+        'completed_at',
+        'created_at',
+        'event',
+        'event_id',
+        'failure_reason',
+        'id',
+        'issue_id',
+        'next_attempt_at',
+        'out_of_order',
+        'recovery_id',
+        'redelivery_of',
+        'status',
+        'updated_at',
+        'webhook_id',
+      ].sort(),
     );
+    // Each delivery names its event's issue, and none had to go ahead of an earlier one.
+    expect(list.map((row) => (row as unknown as { issue_id: number; out_of_order: boolean }).issue_id)).toEqual([second.id, first.id]);
+    expect(list.every((row) => (row as unknown as { out_of_order: boolean }).out_of_order === false)).toBe(true);
     const detailOfNewest = await deliveryDetail(team, list[0]!.id);
     expect(detailOfNewest.payload.issue.id).toBe(second.id);
     expect(detailOfNewest.attempts).toEqual([expect.objectContaining({ number: 1, status_code: 200, error: null, response_body: 'ok', url: webhook.url })]);

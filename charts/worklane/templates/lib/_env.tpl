@@ -97,6 +97,7 @@ the client's before it. Trusting exactly those hops ignores whatever the client 
 {{- $_ := set $data "DELIVERY_DNS_CACHE_SIZE" (printf "%d" (int64 $delivery.dnsCacheSize)) -}}
 {{- $_ := set $data "DELIVERY_FANOUT_PER_TEAM_PER_SECOND" (toString $delivery.fanOutPerTeamPerSecond) -}}
 {{- $_ := set $data "DELIVERY_FANOUT_PER_TEAM_BURST" (printf "%d" (int64 $delivery.fanOutPerTeamBurst)) -}}
+{{- $_ := set $data "DELIVERY_ORDER_WAIT_MAX_MS" (printf "%d" (int64 $delivery.orderWaitMaxMs)) -}}
 {{- /* Webhooks whose every attempt fails: the notice, auto-disable, and how often they are looked for. */ -}}
 {{- with $root.Values.webhookAutoDisable -}}
 {{- $_ := set $data "WEBHOOK_FAILING_NOTICE_AFTER_MS" (printf "%d" (int64 .failingNoticeAfterMs)) -}}

@@ -11,11 +11,11 @@ export async function recordDeadLettered(pool: Pool, event: EventHeader, notice:
   if (webhookIds.length === 0) return 0;
   const { rowCount } = await pool.query({
     name: 'deliveries-record-dead-lettered',
-    text: `INSERT INTO deliveries (id, event_id, event, team_id, webhook_id, body, status, failure_reason, next_attempt_at, event_created_at, completed_at)
-       SELECT planned.id, $2, $3, $4, planned.webhook_id, $5, 'failed', 'dead_lettered', NULL, $6::timestamptz, now()
+    text: `INSERT INTO deliveries (id, event_id, event, team_id, webhook_id, body, status, failure_reason, next_attempt_at, event_created_at, completed_at, issue_id)
+       SELECT planned.id, $2, $3, $4, planned.webhook_id, $5, 'failed', 'dead_lettered', NULL, $6::timestamptz, now(), $8
        FROM unnest($1::uuid[], $7::bigint[]) AS planned (id, webhook_id)
        ON CONFLICT (id) DO NOTHING`,
-    values: [webhookIds.map((webhookId) => deliveryId(event.id, webhookId)), event.id, event.event, event.team_id, notice, event.created_at, webhookIds],
+    values: [webhookIds.map((webhookId) => deliveryId(event.id, webhookId)), event.id, event.event, event.team_id, notice, event.created_at, webhookIds, event.issue_id ?? null],
   });
   return rowCount ?? 0;
 }

@@ -15,6 +15,10 @@ export interface DeliveryRecord {
   next_attempt_at: string | null;
   redelivery_of: string | null;
   recovery_id: number | null;
+  /** The event's issue (null for pings and older deliveries). */
+  issue_id: number | null;
+  /** Attempted while an earlier event of its issue to the same webhook was still pending, after waiting its bound. */
+  out_of_order: boolean;
   created_at: string;
   updated_at: string;
   completed_at: string | null;
@@ -97,6 +101,8 @@ const RECORD_COLUMNS = [
   timestamp("CASE WHEN status = 'pending' THEN next_attempt_at END", 'next_attempt_at'),
   'redelivery_of',
   'recovery_id',
+  'issue_id',
+  'out_of_order',
   timestamp('created_at'),
   timestamp('updated_at'),
   timestamp('completed_at'),
@@ -130,11 +136,36 @@ export interface NewDelivery {
   redeliveryOf?: string;
 }
 
+/** How the deliveries of one issue to one webhook keep their order (docs/webhook-delivery-controls.md). */
+export interface DeliveryOrdering {
+  /**
+   * How long a delivery waits for an earlier event of its issue to the same webhook that is still
+   * pending, before it goes ahead without it; 0: deliveries never wait for each other.
+   */
+  orderWaitMs: number;
+}
+
+/** DELIVERY_ORDER_WAIT_MAX_MS's default. */
+export const DEFAULT_ORDER_WAIT_MS = 600_000;
+
+/**
+ * Due deliveries of one rate-limited endpoint given sending times by one claim, at most: a backlog
+ * larger than this is paced over a few claims, each statement staying small.
+ */
+const RATE_PACE_BATCH = 1_000;
+
+/** Later events of one issue put off by one recorded retry, at most (the claim's check covers the rest). */
+const REORDER_BATCH = 100;
+
 export class DeliveryStore {
-  constructor(private readonly pool: Pool) {}
+  constructor(
+    private readonly pool: Pool,
+    private readonly ordering: DeliveryOrdering = { orderWaitMs: DEFAULT_ORDER_WAIT_MS },
+  ) {}
 
   /**
-   * One delivery per webhook for each event, due `firstDelayMs` from now, in one statement.
+   * One delivery per webhook for each event, due `firstDelayMs` from now, in one statement, with
+   * the event's issue and stream sequence (the order the issue's deliveries to a webhook keep).
    * Deliveries that exist already (the event was processed before) are left as they are.
    * Resolves to how many deliveries are new, per event. `db` is a transaction's client when the
    * deliveries are created with other changes (the fan-out backlog).
@@ -144,11 +175,11 @@ export class DeliveryStore {
     if (rows.length === 0) return events.map(() => 0);
     const { rows: inserted } = await db.query<{ event_id: string }>({
       name: 'deliveries-create-for-events',
-      text: `INSERT INTO deliveries (id, event_id, event, team_id, webhook_id, body, trace_context, next_attempt_at, event_created_at)
+      text: `INSERT INTO deliveries (id, event_id, event, team_id, webhook_id, body, trace_context, next_attempt_at, event_created_at, issue_id, stream_seq)
        SELECT planned.id, planned.event_id, planned.event, planned.team_id, planned.webhook_id, planned.body, planned.trace_context::jsonb,
-              now() + make_interval(secs => planned.delay_seconds), planned.event_created_at
-       FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::bigint[], $5::bigint[], $6::bytea[], $7::text[], $8::float8[], $9::timestamptz[])
-         AS planned (id, event_id, event, team_id, webhook_id, body, trace_context, delay_seconds, event_created_at)
+              now() + make_interval(secs => planned.delay_seconds), planned.event_created_at, planned.issue_id, nullif(planned.stream_seq, 0)
+       FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::bigint[], $5::bigint[], $6::bytea[], $7::text[], $8::float8[], $9::timestamptz[], $10::bigint[], $11::bigint[])
+         AS planned (id, event_id, event, team_id, webhook_id, body, trace_context, delay_seconds, event_created_at, issue_id, stream_seq)
        ON CONFLICT (id) DO NOTHING
        RETURNING event_id`,
       values: [
@@ -161,6 +192,8 @@ export class DeliveryStore {
         rows.map(({ fanOut }) => JSON.stringify(fanOut.traceContext)),
         rows.map(({ fanOut }) => fanOut.firstDelayMs / 1000),
         rows.map(({ fanOut }) => fanOut.event.created_at),
+        rows.map(({ fanOut }) => fanOut.event.issue_id ?? null),
+        rows.map(({ fanOut }) => fanOut.streamSequence ?? 0),
       ],
     });
     const counts = new Map<string, number>();
@@ -215,6 +248,17 @@ export class DeliveryStore {
    * team's due delivery. Rows locked by another replica's claim are skipped, so replicas never
    * claim the same delivery. `rotateAfter` starts the turn after that team when more teams are
    * due than one claim serves.
+   *
+   * Two rules of the endpoint hold here too, for every replica at once (docs/webhook-delivery-controls.md):
+   * - Per-issue order: a delivery of an issue event is not claimed while an earlier event of the
+   *   same issue (lower stream sequence) to the same webhook is pending, until it has waited
+   *   `orderWaitMs`; it then goes ahead and is marked `out_of_order`.
+   * - Rate limits: an endpoint with a limit starts at most what its token bucket
+   *   (endpoint_rate_limits, locked by this claim) holds. Its due deliveries beyond that are
+   *   given the next free sending times (`rate_paced`), at most RATE_PACE_BATCH per endpoint and
+   *   claim, and spend their tokens ahead; they wait in the table, due later, holding no sending
+   *   slot and out of the way of other endpoints' deliveries. A bucket another replica's claim holds
+   *   right now makes its endpoint wait for the next claim (only its deliveries already paced go).
    */
   async claimDue(budget: ClaimBudget, leaseMs: number, rotateAfter = 0): Promise<ClaimedDelivery[]> {
     if (budget.limit <= 0) return [];
@@ -235,32 +279,84 @@ export class DeliveryStore {
            AND (SELECT min(d.next_attempt_at) FROM deliveries AS d WHERE d.status = 'pending' AND d.team_id = p.team_id) <= now()
          ORDER BY p.team_id <= $11, p.team_id
          LIMIT $2
+       ), limited AS (
+         SELECT r.webhook_id FROM endpoint_rate_limits AS r WHERE r.team_id IN (SELECT team_id FROM due_teams)
+       ), buckets AS (
+         SELECT r.webhook_id, r.per_second,
+                least(r.per_second::float8, r.tokens + extract(epoch FROM now() - r.refilled_at)::float8 * r.per_second) AS tokens
+         FROM endpoint_rate_limits AS r
+         WHERE r.team_id IN (SELECT team_id FROM due_teams)
+         FOR UPDATE SKIP LOCKED
+       ), rate_held AS (
+         SELECT l.webhook_id FROM limited AS l LEFT JOIN buckets AS b USING (webhook_id) WHERE b.webhook_id IS NULL OR b.tokens < 1
        ), candidates AS (
          SELECT c.* FROM due_teams AS t CROSS JOIN LATERAL (
-           SELECT d.id, d.team_id, d.webhook_id, d.next_attempt_at FROM deliveries AS d
+           SELECT d.id, d.team_id, d.webhook_id, d.next_attempt_at, d.rate_paced,
+                  CASE WHEN $13::float8 > 0 AND d.stream_seq IS NOT NULL AND d.created_at <= now() - make_interval(secs => $13::float8)
+                       THEN EXISTS (SELECT 1 FROM deliveries AS e
+                                    WHERE e.webhook_id = d.webhook_id AND e.issue_id = d.issue_id AND e.status = 'pending' AND e.stream_seq < d.stream_seq)
+                       ELSE false END AS went_ahead
+           FROM deliveries AS d
            WHERE d.team_id = t.team_id AND d.status = 'pending' AND d.next_attempt_at <= now()
              AND NOT (d.webhook_id = ANY($7::bigint[]))
+             AND (d.rate_paced OR NOT EXISTS (SELECT 1 FROM rate_held AS h WHERE h.webhook_id = d.webhook_id))
+             AND ($13::float8 <= 0 OR d.stream_seq IS NULL OR d.created_at <= now() - make_interval(secs => $13::float8)
+                  OR NOT EXISTS (SELECT 1 FROM deliveries AS e
+                                 WHERE e.webhook_id = d.webhook_id AND e.issue_id = d.issue_id AND e.status = 'pending' AND e.stream_seq < d.stream_seq))
            ORDER BY d.next_attempt_at
            LIMIT t.allowance
-           FOR UPDATE SKIP LOCKED
+           FOR UPDATE OF d SKIP LOCKED
          ) AS c
        ), fitting AS (
-         SELECT c.id, c.team_id, c.webhook_id, c.next_attempt_at,
+         SELECT c.id, c.team_id, c.webhook_id, c.next_attempt_at, c.rate_paced, c.went_ahead,
                 row_number() OVER (PARTITION BY c.webhook_id ORDER BY c.next_attempt_at) AS webhook_turn,
-                coalesce(allowed.left_over, $10) AS webhook_allowance
+                coalesce(allowed.left_over, $10) AS webhook_allowance,
+                row_number() OVER (PARTITION BY c.webhook_id, c.rate_paced ORDER BY c.next_attempt_at) AS rate_turn,
+                floor(b.tokens) AS rate_allowance
          FROM candidates AS c
          LEFT JOIN unnest($8::bigint[], $9::int[]) AS allowed (webhook_id, left_over) USING (webhook_id)
+         LEFT JOIN buckets AS b USING (webhook_id)
        ), turns AS (
-         SELECT f.id, f.team_id, f.next_attempt_at,
+         SELECT f.id, f.team_id, f.webhook_id, f.next_attempt_at, f.rate_paced, f.went_ahead,
                 row_number() OVER (PARTITION BY f.team_id ORDER BY f.webhook_turn, f.next_attempt_at) AS team_turn
-         FROM fitting AS f WHERE f.webhook_turn <= f.webhook_allowance
+         FROM fitting AS f
+         WHERE f.webhook_turn <= f.webhook_allowance AND (f.rate_paced OR f.rate_allowance IS NULL OR f.rate_turn <= f.rate_allowance)
        ), chosen AS (
-         SELECT turns.id, turns.next_attempt_at AS due_at FROM turns JOIN due_teams USING (team_id)
+         SELECT turns.id, turns.webhook_id, turns.rate_paced, turns.went_ahead, turns.next_attempt_at AS due_at FROM turns JOIN due_teams USING (team_id)
          WHERE turns.team_turn <= due_teams.allowance
          ORDER BY turns.team_turn, turns.next_attempt_at
          LIMIT $2
+       ), spent AS (
+         SELECT b.webhook_id, b.per_second, b.tokens - used.count AS tokens, used.count AS used
+         FROM buckets AS b
+         CROSS JOIN LATERAL (SELECT count(*) AS count FROM chosen WHERE chosen.webhook_id = b.webhook_id AND NOT chosen.rate_paced) AS used
+       ), to_pace AS (
+         SELECT w.id, s.webhook_id, now() + make_interval(secs => (w.turn - s.tokens) / s.per_second) AS due_at
+         FROM spent AS s CROSS JOIN LATERAL (
+           SELECT d.id, row_number() OVER (ORDER BY d.next_attempt_at, d.id) AS turn FROM (
+             SELECT d.id, d.next_attempt_at FROM deliveries AS d
+             WHERE d.webhook_id = s.webhook_id AND d.status = 'pending' AND d.next_attempt_at <= now() AND NOT d.rate_paced
+               AND NOT EXISTS (SELECT 1 FROM chosen WHERE chosen.id = d.id)
+             ORDER BY d.next_attempt_at
+             LIMIT $14
+             FOR UPDATE OF d SKIP LOCKED
+           ) AS d
+         ) AS w
+         WHERE s.tokens < 1
+       ), paced AS (
+         UPDATE deliveries AS d SET next_attempt_at = to_pace.due_at, rate_paced = true
+         FROM to_pace WHERE d.id = to_pace.id
+         RETURNING d.id
+       ), refilled AS (
+         -- Only buckets that were spent from: an untouched bucket refills by the same formula later.
+         UPDATE endpoint_rate_limits AS r SET tokens = s.tokens - paced_count.count, refilled_at = now()
+         FROM spent AS s
+         CROSS JOIN LATERAL (SELECT count(*) AS count FROM to_pace WHERE to_pace.webhook_id = s.webhook_id) AS paced_count
+         WHERE r.webhook_id = s.webhook_id AND (s.used > 0 OR paced_count.count > 0)
+         RETURNING r.webhook_id
        )
-       UPDATE deliveries AS d SET lease_token = $1, next_attempt_at = now() + make_interval(secs => $12)
+       UPDATE deliveries AS d SET lease_token = $1, next_attempt_at = now() + make_interval(secs => $12),
+                                  out_of_order = d.out_of_order OR chosen.went_ahead
        FROM chosen
        WHERE d.id = chosen.id
        RETURNING d.id, d.event_id AS "eventId", d.event, d.team_id AS "teamId", d.webhook_id AS "webhookId", d.body,
@@ -281,6 +377,8 @@ export class DeliveryStore {
         budget.perWebhook,
         rotateAfter,
         leaseMs / 1000,
+        this.ordering.orderWaitMs / 1000,
+        RATE_PACE_BATCH,
       ],
     });
     // The UPDATE returns rows in no particular order; keep the fair order for launching.
@@ -291,19 +389,61 @@ export class DeliveryStore {
    * Moves the pending deliveries of endpoints whose breaker is open to when their breaker lets a
    * probe through, so the log shows when each will really be tried (no attempt is counted) and the
    * claim query does not read them meanwhile. Deliveries being attempted right now are left alone.
+   * Sending times a rate limit gave them are forgotten: they are paced again once due.
    * Resolves to how many moved.
    */
   async deferUntil(endpoints: { webhookId: number; untilMs: number }[]): Promise<number> {
     if (endpoints.length === 0) return 0;
     const { rowCount } = await this.pool.query({
       name: 'deliveries-defer-endpoints',
-      text: `UPDATE deliveries AS d SET next_attempt_at = to_timestamp(e.until_ms / 1000)
+      text: `UPDATE deliveries AS d SET next_attempt_at = to_timestamp(e.until_ms / 1000), rate_paced = false
        FROM unnest($1::bigint[], $2::float8[]) AS e (webhook_id, until_ms)
        WHERE d.webhook_id = e.webhook_id AND d.status = 'pending' AND d.next_attempt_at < to_timestamp(e.until_ms / 1000)
          AND (d.lease_token IS NULL OR d.next_attempt_at <= now())`,
       values: [endpoints.map((endpoint) => endpoint.webhookId), endpoints.map((endpoint) => endpoint.untilMs)],
     });
     return rowCount ?? 0;
+  }
+
+  /**
+   * CTEs for recordAttempts that keep the per-issue order cheap to claim: the later events of each
+   * recorded delivery's issue to the same webhook (read from CTE `recorded`, with its new status
+   * and time). When the delivery finished, the next event need not wait any more: due now, if it
+   * was waiting for its first attempt. When it will be retried, the later events that would be due
+   * before that retry are put off until the retry or the end of their wait, whichever is first, so
+   * that claims do not read them over and over meanwhile. Rows locked elsewhere are left alone: the
+   * claim's own check keeps the order whatever happens here.
+   */
+  private reorderBehind(recorded: string, waitParam: string): string {
+    const wait = `make_interval(secs => ${waitParam}::float8)`;
+    return `, behind AS (
+         SELECT DISTINCT ON (later.id) later.id, later.due_at FROM (
+           SELECT s.id, now() AS due_at
+           FROM ${recorded} AS m CROSS JOIN LATERAL (
+             SELECT s.id, s.attempt_count, s.next_attempt_at FROM deliveries AS s
+             WHERE s.webhook_id = m.webhook_id AND s.issue_id = m.issue_id AND s.status = 'pending' AND s.stream_seq > m.stream_seq
+             ORDER BY s.stream_seq LIMIT 1
+           ) AS s
+           WHERE ${waitParam}::float8 > 0 AND m.status <> 'pending' AND m.stream_seq IS NOT NULL AND s.attempt_count = 0 AND s.next_attempt_at > now()
+           UNION ALL
+           SELECT s.id, least(m.next_attempt_at, s.created_at + ${wait}) AS due_at
+           FROM ${recorded} AS m CROSS JOIN LATERAL (
+             SELECT s.id, s.created_at, s.next_attempt_at FROM deliveries AS s
+             WHERE s.webhook_id = m.webhook_id AND s.issue_id = m.issue_id AND s.status = 'pending' AND s.stream_seq > m.stream_seq
+             ORDER BY s.stream_seq LIMIT ${REORDER_BATCH}
+           ) AS s
+           WHERE ${waitParam}::float8 > 0 AND m.status = 'pending' AND m.stream_seq IS NOT NULL AND s.next_attempt_at < least(m.next_attempt_at, s.created_at + ${wait})
+         ) AS later
+         WHERE NOT EXISTS (SELECT 1 FROM outcome AS o WHERE o.id = later.id)
+         ORDER BY later.id, later.due_at DESC
+       ), behind_locked AS (
+         SELECT d.id FROM deliveries AS d JOIN behind USING (id) FOR UPDATE OF d SKIP LOCKED
+       ), reordered AS (
+         UPDATE deliveries AS d SET next_attempt_at = behind.due_at
+         FROM behind JOIN behind_locked USING (id)
+         WHERE d.id = behind.id AND d.status = 'pending' AND d.lease_token IS NULL
+         RETURNING d.id
+       )`;
   }
 
   /**
@@ -325,12 +465,13 @@ export class DeliveryStore {
            failure_reason = o.failure_reason,
            next_attempt_at = CASE WHEN o.status = 'pending' THEN now() + make_interval(secs => o.retry_seconds) END,
            lease_token = NULL,
+           rate_paced = false,
            updated_at = now(),
            completed_at = CASE WHEN o.status = 'pending' THEN NULL ELSE now() END
          FROM outcome AS o
          WHERE d.id = o.id AND d.lease_token = o.lease_token
-         RETURNING d.id, d.attempt_count
-       )
+         RETURNING d.id, d.attempt_count, d.status, d.webhook_id, d.issue_id, d.stream_seq, d.next_attempt_at
+       )${this.reorderBehind('moved', '$14')}
        INSERT INTO delivery_attempts (delivery_id, number, attempted_at, url, status_code, error, duration_ms, response_body, request_headers, response_headers)
        SELECT moved.id, moved.attempt_count, to_timestamp(o.started_ms / 1000), o.url, o.status_code, o.error, o.duration_ms, o.response_body, o.request_headers, o.response_headers
        FROM moved JOIN outcome AS o ON o.id = moved.id
@@ -349,6 +490,7 @@ export class DeliveryStore {
         column(({ outcome }) => outcome.responseBody),
         column(({ outcome }) => (outcome.requestHeaders ? JSON.stringify(outcome.requestHeaders) : null)),
         column(({ outcome }) => (outcome.responseHeaders ? JSON.stringify(outcome.responseHeaders) : null)),
+        this.ordering.orderWaitMs / 1000,
       ],
     });
     const recorded = new Set(rows.map((row) => row.delivery_id));
@@ -368,7 +510,7 @@ export class DeliveryStore {
   /** Gives a claimed delivery back without counting an attempt (the webhook service did not answer). */
   async release(delivery: ClaimedDelivery, delayMs: number): Promise<void> {
     await this.pool.query(
-      `UPDATE deliveries SET lease_token = NULL, next_attempt_at = now() + make_interval(secs => $3)
+      `UPDATE deliveries SET lease_token = NULL, rate_paced = false, next_attempt_at = now() + make_interval(secs => $3)
        WHERE id = $1 AND lease_token = $2`,
       [delivery.id, delivery.leaseToken, delayMs / 1000],
     );

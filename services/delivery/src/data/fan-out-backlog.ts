@@ -12,6 +12,8 @@ export interface Drained {
 
 interface BacklogRow {
   seq: string;
+  stream_seq: string;
+  issue_id: string | null;
   event_id: string;
   event: EventHeader['event'];
   team_id: string;
@@ -26,8 +28,9 @@ const DRAIN_BATCH = 200;
 
 /**
  * Events waiting for their team's fan-out budget: one row per event with the webhooks it goes to
- * (those subscribed when the event arrived), drained into deliveries in the order the events were
- * published (their stream sequence), whichever batch or replica stored them.
+ * (those subscribed, and whose scope held it, when the event arrived), drained into deliveries in
+ * the order the events were published (their stream sequence), whichever batch or replica stored
+ * them. The deliveries keep the event's issue and stream sequence, for the per-issue order.
  */
 export class FanOutBacklog {
   constructor(
@@ -40,10 +43,10 @@ export class FanOutBacklog {
     if (events.length === 0) return;
     await this.pool.query({
       name: 'fanout-backlog-queue',
-      text: `INSERT INTO fanout_backlog (stream_seq, team_id, event_id, event, body, trace_context, event_created_at, webhook_ids)
-       SELECT e.stream_seq, e.team_id, e.event_id, e.event, e.body, e.trace_context::jsonb, e.event_created_at, string_to_array(e.webhook_ids, ',')::bigint[]
-       FROM unnest($8::bigint[], $1::bigint[], $2::uuid[], $3::text[], $4::bytea[], $5::text[], $6::timestamptz[], $7::text[])
-         AS e (stream_seq, team_id, event_id, event, body, trace_context, event_created_at, webhook_ids)
+      text: `INSERT INTO fanout_backlog (stream_seq, team_id, event_id, event, body, trace_context, event_created_at, webhook_ids, issue_id)
+       SELECT e.stream_seq, e.team_id, e.event_id, e.event, e.body, e.trace_context::jsonb, e.event_created_at, string_to_array(e.webhook_ids, ',')::bigint[], e.issue_id
+       FROM unnest($8::bigint[], $1::bigint[], $2::uuid[], $3::text[], $4::bytea[], $5::text[], $6::timestamptz[], $7::text[], $9::bigint[])
+         AS e (stream_seq, team_id, event_id, event, body, trace_context, event_created_at, webhook_ids, issue_id)
        ORDER BY e.stream_seq
        ON CONFLICT (event_id) DO NOTHING`,
       values: [
@@ -55,6 +58,7 @@ export class FanOutBacklog {
         events.map(({ event }) => event.created_at),
         events.map(({ webhookIds }) => webhookIds.join(',')),
         events.map(({ streamSequence }) => streamSequence ?? 0),
+        events.map(({ event }) => event.issue_id ?? null),
       ],
     });
   }
@@ -95,7 +99,7 @@ export class FanOutBacklog {
       const limit = Math.max(1, Math.min(DRAIN_BATCH, Math.ceil(allowance)));
       const { rows } = await client.query<BacklogRow>({
         name: 'fanout-backlog-oldest',
-        text: `SELECT seq, event_id, event, team_id, body, trace_context, ${timestamp('event_created_at')}, webhook_ids
+        text: `SELECT seq, stream_seq, issue_id, event_id, event, team_id, body, trace_context, ${timestamp('event_created_at')}, webhook_ids
          FROM fanout_backlog WHERE team_id = $1 ORDER BY stream_seq, seq LIMIT $2`,
         values: [teamId, limit],
       });
@@ -109,11 +113,18 @@ export class FanOutBacklog {
       if (taken.length === 0) return { events: 0, deliveries: 0, more: false };
       await this.deliveries.createForEvents(
         taken.map((row) => ({
-          event: { id: row.event_id, event: row.event, created_at: row.event_created_at, team_id: Number(row.team_id) },
+          event: {
+            id: row.event_id,
+            event: row.event,
+            created_at: row.event_created_at,
+            team_id: Number(row.team_id),
+            ...(row.issue_id === null ? {} : { issue_id: Number(row.issue_id) }),
+          },
           body: row.body,
           traceContext: row.trace_context ?? {},
           webhookIds: row.webhook_ids.map(Number),
           firstDelayMs,
+          streamSequence: Number(row.stream_seq),
         })),
         client,
       );

@@ -24,12 +24,19 @@ export type DeliveryStatus = 'pending' | 'succeeded' | 'failed';
 export type FailureReason = 'gone' | 'exhausted' | 'webhook_deleted' | 'webhook_inactive' | 'dead_lettered';
 
 /**
- * What the fan-out needs from an event: its envelope's id, type, time and team (read in
- * events/incoming-event.ts). The body delivered is the event's webhook body.
+ * What the fan-out needs from an event: its envelope's id, type, time, team and organization, and
+ * its issue's id and project (read in events/incoming-event.ts). The body delivered is the event's
+ * webhook body.
  */
 export interface EventHeader {
   id: string;
   event: IssueEventName;
   created_at: string;
   team_id: number;
+  /** The issue's organization; absent from events published before the envelope carried it. */
+  organization_id?: number;
+  /** The issue's project, from the event's issue. */
+  project_id?: number;
+  /** The event's issue: its deliveries to one webhook are attempted in commit order. */
+  issue_id?: number;
 }

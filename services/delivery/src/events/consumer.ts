@@ -17,6 +17,7 @@ import { GroupCommit } from '../data/group-commit';
 import type { EventHeader } from '../domain/delivery';
 import type { FanOutBudget } from './fan-out-budget';
 import { readIncomingEvent } from './incoming-event';
+import { inScope } from './webhook-scope';
 
 export interface EventConsumerOptions {
   js: JetStreamClient;
@@ -40,6 +41,11 @@ export interface EventConsumerOptions {
   recordDeadLettered: (event: EventHeader, notice: Buffer, webhookIds: number[]) => Promise<number>;
   /** Where the consumer's passes and failures are counted. */
   registry?: Registry;
+  /**
+   * Sees the webhooks the events' teams have, as the webhook service described them, before their
+   * deliveries are stored (the per-endpoint rate limits are kept up to date from them).
+   */
+  onTargets?: (targets: WebhookTarget[]) => Promise<void>;
 }
 
 /** Events arriving within this time are fanned out together: one question per team, one INSERT. */
@@ -169,7 +175,11 @@ export class EventConsumer {
     return admitted.map((goesNow) => (goesNow ? (created[next++] ?? 0) : 0));
   }
 
-  /** The active webhooks of each event's team subscribed to it; one question per team and event name. */
+  /**
+   * The active webhooks of each event's team subscribed to it, and whose scope (organizations,
+   * projects) holds it: an event outside a webhook's scope gets no delivery at all, so nothing of it
+   * reaches that webhook's log. One question per team and event name.
+   */
   private async withTargets<T extends { event: EventHeader }>(events: T[]): Promise<(T & { webhookIds: number[] })[]> {
     const questions = new Map<string, Promise<WebhookTarget[]>>();
     for (const { event } of events) {
@@ -177,10 +187,13 @@ export class EventConsumer {
       if (!questions.has(key)) questions.set(key, this.options.webhooks.listSubscriptions(event.team_id, event.event));
     }
     const answers = await Promise.all([...questions.values()]);
+    await this.options.onTargets?.(answers.flat());
     const byKey = new Map([...questions.keys()].map((key, index) => [key, answers[index] as WebhookTarget[]]));
     return events.map((fanOut) => {
       const { team_id: teamId, event } = fanOut.event;
-      const targets = (byKey.get(`${teamId}/${event}`) ?? []).filter((webhook) => webhook.active && webhook.teamId === teamId && webhook.events.includes(event));
+      const targets = (byKey.get(`${teamId}/${event}`) ?? []).filter(
+        (webhook) => webhook.active && webhook.teamId === teamId && webhook.events.includes(event) && inScope(webhook, fanOut.event),
+      );
       return { ...fanOut, webhookIds: targets.map((webhook) => webhook.id) };
     });
   }

@@ -27,10 +27,19 @@ describe('readIncomingEvent', () => {
     const incoming = readIncomingEvent('issues.created', bytes(envelope));
     expect(incoming).toEqual({
       kind: 'event',
-      header: { id: envelope.id, event: 'issue.created', created_at: envelope.occurred_at, team_id: 3 },
+      header: { id: envelope.id, event: 'issue.created', created_at: envelope.occurred_at, team_id: 3, project_id: 7, issue_id: 42 },
       body: Buffer.from(flatBody),
       form: 'envelope',
     });
+  });
+
+  it('reads the organization of the envelope (or, from a relay of the previous release, of data), never putting it in the body', () => {
+    const withOrganization = readIncomingEvent('issues.created', bytes({ ...envelope, organization_id: 5 }));
+    expect(withOrganization).toMatchObject({ kind: 'event', header: { organization_id: 5, project_id: 7, issue_id: 42 }, body: Buffer.from(flatBody) });
+    const relayedByPrevious = readIncomingEvent('issues.created', bytes({ ...envelope, data: { issue, organization_id: 6 } }));
+    expect(relayedByPrevious).toMatchObject({ kind: 'event', header: { organization_id: 6 }, body: Buffer.from(flatBody) });
+    const notice = { ...envelope, organization_id: 5, data: { issue: { id: 42, project_id: 7 }, dead_letter: { reason: 'payload_too_large', detail: 'big', size_bytes: 1 } } };
+    expect(readIncomingEvent('issues.dead_lettered', bytes(notice))).toMatchObject({ kind: 'notice', header: { organization_id: 5, project_id: 7, issue_id: 42 } });
   });
 
   it('takes a message in the format published before the envelope, and delivers it unchanged', () => {

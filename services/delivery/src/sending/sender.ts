@@ -21,6 +21,7 @@ import { attemptResult, type DeliveryMetrics } from '../metrics';
 import { SendingBudgets } from './budgets';
 import { CircuitBreakers, isEndpointFailure, type CircuitBreakerOptions, type EndpointHealth } from './circuit-breaker';
 import { recordedHeaders, type ExchangeLimits } from './exchange';
+import type { EndpointRateLimits } from './rate-limits';
 
 export interface SenderOptions {
   store: DeliveryStore;
@@ -51,6 +52,8 @@ export interface SenderOptions {
   exchange?: ExchangeLimits;
   /** Told of every recorded attempt and breaker transition (endpoint health, auto-disable). */
   health?: HealthObserver;
+  /** Keeps the claim's per-endpoint rate limits in step with each webhook looked up before its attempts. */
+  rateLimits?: EndpointRateLimits;
 }
 
 /** Deliveries claimed per query; more are claimed as soon as attempts finish. */
@@ -230,7 +233,7 @@ export class DeliverySender {
       if (!webhook) {
         webhook = this.lookUpWebhook(delivery.teamId, delivery.webhookId);
         // Rejections are handled by each attempt; this keeps an unobserved copy from warning.
-        webhook.catch(() => {});
+        webhook.then((target) => target && this.options.rateLimits?.observeQuietly([target])).catch(() => {});
         lookups.set(delivery.webhookId, webhook);
       }
       this.options.metrics.scheduleDelay.observe(Math.max(0, now - delivery.dueAtMs) / 1000);

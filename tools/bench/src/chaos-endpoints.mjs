@@ -3,8 +3,9 @@
 // receiver in the main thread. Three kinds:
 //   - failing: answer 500 at once;
 //   - slow: answer 204 after `slowDelayMs`;
-//   - limited: answer 204 up to `limitPerSecond` requests a second (a token bucket holding one
-//     second's worth) and 429 with Retry-After: 1 beyond it.
+//   - limited: answer 204 up to `limitPerSecond` requests a second (a token bucket holding two
+//     seconds' worth, so a sender pacing at the limit with some jitter is never refused) and 429
+//     with Retry-After: 1 beyond it.
 // Each kind starts healthy (204 at once) and misbehaves once told to, so the same endpoints serve
 // the all-healthy baseline first. Every request that got a 2xx is recorded by the number in its
 // event's title, with its event id; every request's arrival time is kept for the limited ones (to
@@ -34,9 +35,12 @@ const titleNumber = (text) => {
   }
 };
 
-/** Takes one request from a token bucket refilled at `limitPerSecond`, holding at most that many. */
+/** Room of a limited endpoint's token bucket: two seconds' worth. */
+const BUCKET = 2 * limitPerSecond;
+
+/** Takes one request from a token bucket refilled at `limitPerSecond`, holding at most BUCKET. */
 function takeToken(bucket, now) {
-  bucket.tokens = Math.min(limitPerSecond, bucket.tokens + ((now - bucket.at) / 1000) * limitPerSecond);
+  bucket.tokens = Math.min(BUCKET, bucket.tokens + ((now - bucket.at) / 1000) * limitPerSecond);
   bucket.at = now;
   if (bucket.tokens < 1) return false;
   bucket.tokens -= 1;
@@ -82,7 +86,7 @@ const listen = (server) =>
 const urls = { failing: [], slow: [], limited: [] };
 for (const [kind, count] of Object.entries(KINDS)) {
   for (let index = 0; index < count; index++) {
-    const endpoint = { kind, index, accepted: [], arrivals: [], answered: {}, bucket: { tokens: limitPerSecond, at: Date.now() } };
+    const endpoint = { kind, index, accepted: [], arrivals: [], answered: {}, bucket: { tokens: BUCKET, at: Date.now() } };
     endpoint.server = createServer({ cert, key, keepAliveTimeout: 30_000 }, handler(endpoint));
     endpoint.server.on('connection', (socket) => {
       sockets.add(socket);
@@ -103,8 +107,8 @@ parentPort.on('message', async (message) => {
     for (const [kind, mode] of Object.entries(message.behave)) {
       if (!(kind in behaviour) || !['healthy', 'chaos'].includes(mode)) continue;
       behaviour[kind] = mode;
-      // A limited endpoint starts its misbehaviour with one second's worth of room.
-      if (kind === 'limited') for (const endpoint of endpoints) if (endpoint.kind === kind) endpoint.bucket = { tokens: limitPerSecond, at: Date.now() };
+      // A limited endpoint starts its misbehaviour with a full bucket.
+      if (kind === 'limited') for (const endpoint of endpoints) if (endpoint.kind === kind) endpoint.bucket = { tokens: BUCKET, at: Date.now() };
     }
     parentPort.postMessage({ behaving: { ...behaviour } });
   }

@@ -381,7 +381,7 @@ export const OPERATIONS: readonly Operation[] = [
     tag: 'Deliveries',
     summary: 'Recover failed deliveries',
     description:
-      'Starts a job that sends again every event whose delivery to this webhook failed in the window (by when the delivery was created), once per event, with the event’s own id, at the webhook’s rate limit (or the operator’s default pace). The webhook must be active; one job runs at a time per webhook, and asking again for the same window while it runs answers that job. A window holding more failed events than the operator allows is refused with 422 (`recovery_too_large`): ask for a shorter one.',
+      'Starts a job that sends again every event whose delivery to this webhook failed in the window (by when the delivery was created), once per event, with the event’s own id, at the webhook’s rate limit (or the operator’s default pace). The webhook must be active; one job runs at a time per webhook, and asking again for the same window while it runs answers that job. A window holding more failed events than the operator allows is refused with 422 (`recovery_too_large`): ask for a shorter one. A window that starts in the future, or ends before it starts, is a 422 too.',
     body: request('RecoverWebhook'),
     conflict: 'recover',
     success: {

@@ -115,11 +115,21 @@ describe('every operation answers as documented', () => {
     conforms('listDeliveries', await client.get(`${team()}/webhooks/${webhookId}/deliveries`), 200);
     conforms('getDelivery', await client.get(`${team()}/deliveries/${deliveryId}`), 200);
     conforms('redeliver', await client.post(`${team()}/deliveries/${deliveryId}/redeliver`), 201);
+    conforms('listDeliveries', await client.get(`${team()}/webhooks/${webhookId}/deliveries`, { query: { status: 'pending', event: 'ping', event_id: ping.body.event_id } }), 200);
+    conforms('listDeliveries', await client.get(`${team()}/webhooks/${webhookId}/deliveries`, { query: { status: 'lost' } }), 422);
+    const since = new Date(Date.now() - 3_600_000).toISOString();
+    const recovery = conforms('recoverWebhook', await client.post(`${team()}/webhooks/${webhookId}/recover`, { since }), 202);
+    expect(recovery.headers.location).toBe(`/api/v1${team()}/webhooks/${webhookId}/recoveries/${recovery.body.id}`);
+    conforms('getRecovery', await client.get(`${team()}/webhooks/${webhookId}/recoveries/${recovery.body.id}`), 200);
+    conforms('getRecovery', await client.get(`${team()}/webhooks/${webhookId}/recoveries/999999999`), 404);
+    conforms('recoverWebhook', await client.post(`${team()}/webhooks/${webhookId}/recover`, { since: 'yesterday' }), 422);
     conforms('getDelivery', await client.get(`${team()}/deliveries/00000000-0000-4000-8000-000000000000`), 404);
 
     conforms('updateWebhook', await client.patch(`${team()}/webhooks/${webhookId}`, { active: false }), 200);
     const inactive = conforms('pingWebhook', await client.post(`${team()}/webhooks/${webhookId}/ping`), 409);
     expect(inactive.body.code).toBe('webhook_inactive');
+    const notRecovered = conforms('recoverWebhook', await client.post(`${team()}/webhooks/${webhookId}/recover`, { since: new Date(Date.now() - 3_600_000).toISOString() }), 409);
+    expect(notRecovered.body.code).toBe('webhook_inactive');
     const redeliver = conforms('redeliver', await client.post(`${team()}/deliveries/${deliveryId}/redeliver`), 409);
     expect(redeliver.body.code).toBe('webhook_inactive');
   });

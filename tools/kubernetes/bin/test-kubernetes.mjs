@@ -8,8 +8,17 @@
 //              Prometheus Operator's CRDs
 //   (i)        every alert and recording rule under `promtool test rules`: each alert fires in
 //              its scenario and stays silent otherwise
-//   teardown   every process stopped by its pid (also on failure or Ctrl-C), the run's
-//              directory removed
+// With WORKLANE_K8S_CLUSTER=1 (opt-in while the cluster phases prove themselves; `only` runs
+// just them), a real cluster too:
+//   (b)        every service image built with buildah from tools/images/Dockerfile, on a Node base
+//              image made locally (no registry is reachable)
+//   (c)        a single-node Kubernetes entirely inside a network namespace the run creates, the
+//              images imported into its containerd
+//   (e)        helm install of charts/worklane with its defaults plus the environment's values,
+//              every pod Ready, helm test
+//   teardown   every process stopped by its pid (also on failure or Ctrl-C), containers, mounts,
+//              cgroups and the namespace removed, host-wide settings restored, the run's
+//              directory removed; caches (Go builds, images, containerd's store) kept
 // Ends with `N passed, M failed`; exits non-zero when anything failed.
 import fs from 'node:fs';
 import os from 'node:os';
@@ -25,6 +34,11 @@ const { Processes } = await import('../src/processes.mjs');
 const { startApiServer } = await import('../src/api-server.mjs');
 const { NAMESPACE, installMonitoringCrds, validateValueSets, noCrdNotes, refusesBareDefaults } = await import('../src/chart-validation.mjs');
 const { testAlertRules } = await import('../src/alert-rules.mjs');
+const host = await import('../src/host.mjs');
+
+const clusterMode = process.env.WORKLANE_K8S_CLUSTER ?? '';
+const withCluster = clusterMode === '1' || clusterMode === 'only';
+const apiServerPhases = clusterMode !== 'only';
 
 const started = Date.now();
 const suite = new Suite();
@@ -33,11 +47,22 @@ const processes = new Processes(workDir);
 const keep = process.env.WORKLANE_KEEP_KUBERNETES_DIR === '1';
 
 let cleaned = false;
+let clusterHandle = null;
 async function cleanUp() {
   if (cleaned) return;
   cleaned = true;
+  if (clusterHandle) {
+    const { stopCluster } = await import('../src/cluster.mjs');
+    for (const line of await stopCluster(clusterHandle).catch((error) => [`stopping the cluster: ${error.message}`])) say(line);
+  }
   await processes.stopAll();
+  const state = host.readState();
+  if (state && state.owner === process.pid) {
+    for (const line of await host.undo({ ...state, pids: [], keepWorkDir: true })) say(line);
+    host.forgetState();
+  }
   if (keep) say(`kept ${workDir} (WORKLANE_KEEP_KUBERNETES_DIR=1)`);
+  else if (host.mountsUnder([workDir]).length > 0) say(`kept ${workDir}: something is still mounted under it (${host.mountsUnder([workDir])[0]})`);
   else fs.rmSync(workDir, { recursive: true, force: true });
 }
 
@@ -51,11 +76,13 @@ for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
 let tools;
 let cluster;
 try {
-  await suite.phase('provision: etcd, kube-apiserver, kubectl, helm, promtool', async () => {
-    tools = await provision(['etcd', 'kubernetes', 'helm', 'promtool']);
+  await host.sweepLeftovers();
+  const clusterTools = ['kubernetesNode', 'buildah', 'nodeBaseImage', 'nodeRuntime', 'coredns', 'pause', 'postgres', 'natsServer'];
+  await suite.phase(`provision: etcd, kube-apiserver, kubectl, helm, promtool${withCluster ? ", and the cluster's tools" : ''}`, async () => {
+    tools = await provision(['etcd', 'kubernetes', 'helm', 'promtool', ...(withCluster ? clusterTools : [])]);
   });
 
-  if (tools) {
+  if (tools && apiServerPhases) {
     await suite.phase('(a) etcd and kube-apiserver on loopback', async () => {
       cluster = await startApiServer({
         processes,
@@ -74,7 +101,7 @@ try {
     });
   }
 
-  if (cluster) {
+  if (cluster && apiServerPhases) {
     const context = { helmBin: tools.helm.bin, kubeconfig: cluster.kubeconfig, kubeEnv: cluster.kubeEnv, kubectl: cluster.kubectl };
     await suite.phase('(a) every value set, cluster without the Prometheus Operator CRDs', async () => {
       await suite.check('the bare defaults are refused with a message naming database.url', () => refusesBareDefaults(context));
@@ -87,9 +114,26 @@ try {
     });
   }
 
-  if (tools) {
+  if (tools && apiServerPhases) {
     await suite.phase('(i) alerts and recording rules under promtool', async () => {
       await testAlertRules(suite, { helmBin: tools.helm.bin, promtoolBin: tools.promtool.bin, workDir });
+    });
+  }
+  if (cluster) {
+    // Phase (a)'s API server is not needed any more: the cluster phases start their own.
+    for (const entry of [...processes.running].reverse()) await processes.stop(entry);
+  }
+
+  if (tools && withCluster) {
+    const { runClusterPhases } = await import('../src/cluster-phases.mjs');
+    await runClusterPhases({
+      suite,
+      tools,
+      processes,
+      workDir,
+      onCluster: (handle) => {
+        clusterHandle = handle;
+      },
     });
   }
 } catch (error) {

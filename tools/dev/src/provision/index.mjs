@@ -2,7 +2,8 @@
 // (at a checked version), or installed, or built, and the time each took is printed.
 //
 //   provision(['postgres', 'natsServer', 'helm', 'chromium']) -> {postgres, natsServer, helm, chromium}
-//   provision(['etcd', 'kubernetes', 'promtool', 'helm']) for `npm run test:kubernetes`
+//   provision(['etcd', 'kubernetes', 'promtool', 'helm']) for `npm run test:kubernetes`, and for its
+//     cluster phases ['buildah', 'nodeBaseImage', 'nodeRuntime', 'kubernetesNode', 'coredns', 'pause']
 //   provision(['buf']) for the proto contract checks (proto/test), which `npm test` runs
 //
 // Node itself is provisioned first, by useProjectNode() (node.mjs), before anything else runs.
@@ -10,9 +11,12 @@ import path from 'node:path';
 
 import { formatMs, repoRoot, say } from '../util.mjs';
 import { ensureChromium } from './chromium.mjs';
+import { ensureCoreDns, ensurePause } from './cluster-programs.mjs';
+import { ensureBuildah, ensureNodeRuntime } from './containers.mjs';
 import { ensureEtcd } from './etcd.mjs';
 import { GO_TOOLS, ensureGoTool } from './go-tools.mjs';
-import { ensureKubernetes } from './kubernetes.mjs';
+import { CLUSTER_BINARIES, ensureKubernetes } from './kubernetes.mjs';
+import { ensureNodeBaseImage } from './node-base-image.mjs';
 import { ensurePostgres } from './postgres.mjs';
 import { ensureSchemathesis } from './schemathesis.mjs';
 
@@ -27,6 +31,12 @@ const PROVIDERS = {
   schemathesis: async () => labelled(await ensureSchemathesis(), 'schemathesis'),
   etcd: async () => labelled(await ensureEtcd(), 'etcd'),
   kubernetes: async () => labelled(await ensureKubernetes(), 'kube-apiserver and kubectl'),
+  kubernetesNode: async () => labelled(await ensureKubernetes(CLUSTER_BINARIES), CLUSTER_BINARIES.join(', ')),
+  buildah: async () => labelled(await ensureBuildah(), 'buildah'),
+  nodeBaseImage: async () => ({ ...(await ensureNodeBaseImage()), label: 'the Node base image' }),
+  nodeRuntime: async () => labelled(await ensureNodeRuntime(), 'containerd, runc, CNI plugins'),
+  coredns: async () => labelled(await ensureCoreDns(), 'CoreDNS'),
+  pause: async () => ({ ...(await ensurePause()), label: 'the pause program' }),
   promtool: async () => labelled(await ensureGoTool(GO_TOOLS.promtool), 'promtool'),
   buf: async () => labelled(await ensureGoTool(GO_TOOLS.buf), 'buf'),
 };

@@ -21,7 +21,16 @@ const { pinned, module } = TOOLS.kubernetes;
 export const KUBERNETES_BINARIES = {
   'kube-apiserver': { pkg: 'k8s.io/kubernetes/cmd/kube-apiserver', versionArgs: ['--version'] },
   kubectl: { pkg: 'k8s.io/kubernetes/cmd/kubectl', versionArgs: ['version', '--client'] },
+  // The test cluster's control plane and node (`npm run test:kubernetes`'s cluster phases).
+  'kube-controller-manager': { pkg: 'k8s.io/kubernetes/cmd/kube-controller-manager', versionArgs: ['--version'] },
+  'kube-scheduler': { pkg: 'k8s.io/kubernetes/cmd/kube-scheduler', versionArgs: ['--version'] },
+  kubelet: { pkg: 'k8s.io/kubernetes/cmd/kubelet', versionArgs: ['--version'] },
+  'kube-proxy': { pkg: 'k8s.io/kubernetes/cmd/kube-proxy', versionArgs: ['--version'] },
 };
+
+/** What the API-server phase needs, and what a whole single-node cluster needs on top of it. */
+export const API_SERVER_BINARIES = ['kube-apiserver', 'kubectl'];
+export const CLUSTER_BINARIES = ['kube-controller-manager', 'kube-scheduler', 'kubelet', 'kube-proxy'];
 
 const goEnv = (env) => ({
   ...env,
@@ -85,8 +94,16 @@ export function versionLdflags(version) {
   );
 }
 
-/** Builds the named binaries at the pinned version in one `go build`; returns {name: path}. */
-export async function buildKubernetes(names, env = process.env) {
+let building = Promise.resolve();
+
+/** Builds the named binaries at the pinned version in one `go build`; returns {name: path}. Builds queue up (one work directory). */
+export function buildKubernetes(names, env = process.env) {
+  const result = building.then(() => buildKubernetesNow(names, env));
+  building = result.catch(() => undefined);
+  return result;
+}
+
+async function buildKubernetesNow(names, env) {
   const go = findGo(env);
   if (!go) {
     throw new UserError(`Building Kubernetes ${pinned} needs Go ${TOOLS.go.minimum}+: install it (Debian: \`sudo apt-get install -y golang-go\`) and run again.`);
@@ -121,14 +138,20 @@ export async function buildKubernetes(names, env = process.env) {
   return result;
 }
 
-let ensured = null;
+const ensured = new Map();
 
-/** {bin: {kube-apiserver, kubectl}, version}: found, or built once per machine (several minutes on 2 cores). */
-export function ensureKubernetes() {
-  ensured ??= (async () => {
+/**
+ * {bin (kube-apiserver), bins: {name: path}, version}: the named binaries (by default the API
+ * server and kubectl), found, or built once per machine in one `go build` (several minutes on 2
+ * cores; the Go build cache makes the next ones quicker).
+ */
+export function ensureKubernetes(names = API_SERVER_BINARIES) {
+  const key = names.join(',');
+  if (ensured.has(key)) return ensured.get(key);
+  const result = (async () => {
     const bins = {};
     const missing = [];
-    for (const name of Object.keys(KUBERNETES_BINARIES)) {
+    for (const name of names) {
       const found = findKubernetesBinary(name);
       if (found) bins[name] = found;
       else missing.push(name);
@@ -137,10 +160,9 @@ export function ensureKubernetes() {
       say(`building ${missing.join(', ')} ${pinned} from the Go module proxy into .cache/bin (once per machine; minutes on 2 cores)`);
       Object.assign(bins, await buildKubernetes(missing));
     }
-    return { bin: bins['kube-apiserver'], bins, version: pinned };
+    return { bin: bins['kube-apiserver'] ?? bins[names[0]], bins, version: pinned };
   })();
-  ensured.catch(() => {
-    ensured = null;
-  });
-  return ensured;
+  ensured.set(key, result);
+  result.catch(() => ensured.delete(key));
+  return result;
 }

@@ -1,0 +1,3 @@
+module worklane.local/pause
+
+go 1.21

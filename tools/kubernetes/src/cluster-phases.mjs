@@ -1,0 +1,149 @@
+// The cluster phases of `npm run test:kubernetes` (WORKLANE_K8S_CLUSTER=1): (b) images, (c) the
+// cluster in its network namespace, (e) the release installed with the chart's defaults. Each is
+// timed by the suite; a phase that cannot run because an earlier one failed is skipped with one
+// failed check saying why.
+import fs from 'node:fs';
+import path from 'node:path';
+
+import { userCacheDir } from '../../dev/src/provision/cache.mjs';
+import { say } from '../../dev/src/util.mjs';
+import { DNS_IP, NODE_IP, startCluster } from './cluster.mjs';
+import { buildServiceImages } from './images.mjs';
+import { RELEASE_NAMESPACE, installRelease, startNatsInNamespace, startPostgresInNamespace, testRelease, waitForReleaseReady } from './release.mjs';
+
+/** A pod that resolves a Service by name through the cluster DNS and connects to it, from one of the service images. */
+function dnsProbePod(image) {
+  const script = [
+    "const dns = require('node:dns').promises;",
+    "const net = require('node:net');",
+    '(async () => {',
+    "  const { address } = await dns.lookup('kubernetes.default.svc.cluster.local');",
+    '  await new Promise((resolve, reject) => {',
+    '    const socket = net.connect({ host: address, port: 443, timeout: 5000 }, () => { socket.end(); resolve(); });',
+    "    socket.on('error', reject);",
+    "    socket.on('timeout', () => reject(new Error('timeout')));",
+    '  });',
+    "  console.log('reached', address);",
+    '})().catch((error) => { console.error(error.message); process.exit(1); });',
+  ].join('\n');
+  return JSON.stringify({
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name: 'dns-probe', namespace: 'default' },
+    spec: {
+      restartPolicy: 'Never',
+      automountServiceAccountToken: false,
+      securityContext: { runAsNonRoot: true, runAsUser: 1000 },
+      containers: [{ name: 'probe', image, imagePullPolicy: 'Never', command: ['node', '-e', script], resources: { requests: { cpu: '10m', memory: '32Mi' } } }],
+    },
+  });
+}
+
+async function waitForPodPhase(cluster, namespace, name, phases, timeoutMs) {
+  const { waitUntil } = await import('./commands.mjs');
+  let phase = '';
+  await waitUntil(
+    `pod ${namespace}/${name} finishes`,
+    async () => {
+      const { stdout } = await cluster.kubectl(['get', 'pod', '-n', namespace, name, '-o', 'jsonpath={.status.phase}']);
+      phase = stdout.trim();
+      return phases.includes(phase) ? true : phase || 'no phase yet';
+    },
+    { timeoutMs, intervalMs: 500 },
+  );
+  return phase;
+}
+
+export async function runClusterPhases({ suite, tools, processes, workDir, onCluster }) {
+  const buildah = tools.buildah;
+  let images = null;
+  await suite.phase('(b) service images with buildah', async () => {
+    const result = await buildServiceImages({ buildah, baseImage: tools.nodeBaseImage.name, workDir, log: (line) => say(`  ${line}`) });
+    images = result;
+    await suite.check(`every service image is in buildah's storage (${Object.keys(result.images).length} services, tag ${result.tag})`, async () => {
+      const { run } = await import('../../dev/src/util.mjs');
+      for (const name of Object.values(result.images)) {
+        const { code, stderr } = await run(buildah.bin, ['inspect', '--type', 'image', name], { env: buildah.env });
+        if (code !== 0) throw new Error(`${name}: ${stderr}`);
+      }
+    });
+  });
+  if (!images) {
+    suite.fail('(c) and (e) skipped: no images');
+    return;
+  }
+
+  let cluster = null;
+  await suite.phase('(c) single-node Kubernetes in its own network namespace', async () => {
+    const handle = await startCluster({
+      processes,
+      workDir,
+      suite,
+      buildah,
+      serviceImages: images.images,
+      tools: {
+        cacheDir: userCacheDir(),
+        kubectl: tools.kubernetes.bins.kubectl,
+        helm: tools.helm.bin,
+        etcd: tools.etcd.bin,
+        runtime: tools.nodeRuntime,
+        kubernetes: { ...tools.kubernetes.bins, ...tools.kubernetesNode.bins },
+        version: tools.kubernetes.version,
+      },
+      programs: { pause: tools.pause, coredns: tools.coredns },
+      log: (line) => say(`  ${line}`),
+      onStarted: onCluster,
+    });
+    cluster = handle;
+    await suite.check('CoreDNS is Ready as kube-system/kube-dns', async () => {
+      const { stdout } = await handle.kubectl(['get', 'service', '-n', 'kube-system', 'kube-dns', '-o', 'jsonpath={.spec.clusterIP}']);
+      if (stdout.trim() !== DNS_IP) throw new Error(`kube-dns has address ${stdout}`);
+    });
+    await suite.check('a pod resolves a Service by name through the cluster DNS and connects to it', async () => {
+      const created = await handle.kubectl(['apply', '-f', '-'], { input: dnsProbePod(Object.values(images.images)[0]) });
+      if (created.code !== 0) throw new Error(created.stderr);
+      const phase = await waitForPodPhase(handle, 'default', 'dns-probe', ['Succeeded', 'Failed'], 120_000);
+      const logs = await handle.kubectl(['logs', '-n', 'default', 'dns-probe']);
+      await handle.kubectl(['delete', 'pod', '-n', 'default', 'dns-probe', '--wait=false']);
+      if (phase !== 'Succeeded') throw new Error(`the pod ${phase}: ${logs.stdout}${logs.stderr}`);
+    });
+    await suite.check(`the cluster's addresses are not reachable from the machine (${NODE_IP} answers only inside the namespace)`, async () => {
+      const net = await import('node:net');
+      const reached = await new Promise((resolve) => {
+        const socket = net.connect({ host: NODE_IP, port: 6443, timeout: 2000 }, () => {
+          socket.destroy();
+          resolve(true);
+        });
+        socket.on('error', () => resolve(false));
+        socket.on('timeout', () => {
+          socket.destroy();
+          resolve(false);
+        });
+      });
+      if (reached) throw new Error(`${NODE_IP}:6443 answered from outside the namespace`);
+    });
+  });
+  if (!cluster) {
+    suite.fail('(e) skipped: no cluster');
+    return;
+  }
+
+  await suite.phase('(e) helm install with the default values, every pod Ready, helm test', async () => {
+    await startPostgresInNamespace(cluster, { postgres: tools.postgres, workDir });
+    await startNatsInNamespace(cluster, { natsServer: tools.natsServer, workDir });
+    let installed = false;
+    await suite.check("helm install succeeds with the default values plus the environment's (images, PostgreSQL, NATS)", async () => {
+      await installRelease(cluster, { tag: images.tag });
+      installed = true;
+    });
+    if (!installed) return;
+    await suite.check('every Deployment of the release rolls out and every pod is Ready', async () => {
+      const { deployments, pods } = await waitForReleaseReady(cluster);
+      say(`  ${deployments.length} Deployments, ${pods.length} pods Ready in namespace ${RELEASE_NAMESPACE}`);
+    });
+    await suite.check('helm test passes', async () => {
+      const output = await testRelease(cluster);
+      fs.writeFileSync(path.join(workDir, 'helm-test.log'), output);
+    });
+  });
+}

@@ -346,6 +346,9 @@ try {
   say(`the load is over; waiting up to ${GRACE_S} s for the healthy endpoints' stragglers...`);
   await settle("the healthy endpoints' deliveries", healthyComplete, GRACE_S * 1000);
   const graceUsedS = (Date.now() - loadDoneAt) / 1000;
+  // What the healthy endpoints lack now is lost, whatever arrives later (during the recover phase).
+  const measured = (event) => event.phase !== 'warmup';
+  const missingAtGrace = healthy.flatMap((webhook) => missingFrom(expectedFor(webhook, measured), receipts.get(webhook.index)));
   const afterRun = (await ask('stats', (answer) => answer.stats)).stats;
 
   /** Every delivery of a webhook's log that matches `query` (the log's filters), page by page. */
@@ -502,15 +505,9 @@ try {
     );
   const baseline = latencies('baseline');
   const chaos = latencies('chaos');
-  const measured = (event) => event.phase !== 'warmup';
-  let missing = 0;
+  const missing = missingAtGrace.length;
   const missingByPhase = { baseline: 0, chaos: 0 };
-  for (const webhook of healthy) {
-    for (const n of missingFrom(expectedFor(webhook, measured), receipts.get(webhook.index))) {
-      missing += 1;
-      missingByPhase[events.get(n).phase] += 1;
-    }
-  }
+  for (const n of missingAtGrace) missingByPhase[events.get(n).phase] += 1;
   const refused = [...events.values()].filter((event) => measured(event) && !committed(event)).length;
   const lost = missing + refused;
   const outOfOrder = healthy.reduce((sum, webhook) => sum + orderViolations(arrivalOrder.get(webhook.index)), 0);

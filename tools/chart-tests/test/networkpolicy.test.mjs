@@ -43,7 +43,8 @@ test.each([
   ['issue', { http: ['console', 'gateway'] }],
   ['delivery', { http: ['console', 'gateway'] }],
   ['console', { http: ['gateway'] }],
-  ['gateway', {}],
+  // The gateway: only the release's `helm test` pod, besides the ingress controller (from outside the release).
+  ['gateway', { http: ['test'] }],
 ])('inside the release, %s accepts only its callers', (name, expected) => {
   const rules = policyOf(name).spec.ingress.filter((rule) => rule.from.every((peer) => !peer.namespaceSelector));
   const actual = {};

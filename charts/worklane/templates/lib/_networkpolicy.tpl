@@ -55,7 +55,9 @@ spec:
     - Egress
   {{- /* A service that nobody calls, that is not public and not scraped accepts nothing: an empty list, never null. */}}
   {{- $scraped := and $root.Values.metrics.serviceMonitor.enabled $np.metricsFrom }}
-  ingress:{{ if not (or (and $svc.public $np.ingressFrom) $httpCallers $grpcCallers $scraped) }} []{{ end }}
+  {{- /* The chart's `helm test` pod (templates/tests) calls the gateway, as a client would. */}}
+  {{- $tested := eq $component "gateway" }}
+  ingress:{{ if not (or (and $svc.public $np.ingressFrom) $httpCallers $grpcCallers $scraped $tested) }} []{{ end }}
     {{- if and $svc.public $np.ingressFrom }}
     # The ingress controller.
     - from:
@@ -70,6 +72,14 @@ spec:
         {{- range $caller := $httpCallers }}
         {{- include "worklane.componentPeer" (dict "root" $root "component" $caller) | nindent 8 }}
         {{- end }}
+      ports:
+        - port: http
+          protocol: TCP
+    {{- end }}
+    {{- if $tested }}
+    # The release's `helm test` pod.
+    - from:
+        {{- include "worklane.componentPeer" (dict "root" $root "component" "test") | nindent 8 }}
       ports:
         - port: http
           protocol: TCP

@@ -306,7 +306,13 @@ function operationObject(operation: Operation): Json {
                   description: 'The fields to change. An empty object, or no body, changes nothing.',
                   content: { 'application/json': { schema: ref('schemas', operation.body.name) } },
                 }
-              : { required: true, content: { 'application/json': { schema: ref('schemas', operation.body.name) } } },
+              : operation.optionalBody
+                ? {
+                    required: false,
+                    description: 'Every field is optional: no body is the same as `{}`.',
+                    content: { 'application/json': { schema: ref('schemas', operation.body.name) } },
+                  }
+                : { required: true, content: { 'application/json': { schema: ref('schemas', operation.body.name) } } },
         }
       : {}),
     responses,

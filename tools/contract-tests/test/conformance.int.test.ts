@@ -107,12 +107,20 @@ describe('every operation answers as documented', () => {
     conforms('getWebhook', await client.get(`${team()}/webhooks/${webhookId}`), 200);
     conforms('updateWebhook', await client.patch(`${team()}/webhooks/${webhookId}`, { events: ['issue.created'] }), 200);
     conforms('createWebhook', await client.post(`${team()}/webhooks`, { url: 'http://example.com', events: [] }), 422);
+    const rotate = (id: number, rotation?: object) => client.post(`${team()}/webhooks/${id}/secret/rotate`, rotation);
+    expect(conforms('rotateWebhookSecret', await rotate(webhookId), 200).body.secret).toEqual(expect.any(String));
+    conforms('rotateWebhookSecret', await rotate(webhookId, { overlap_seconds: 999_999_999 }), 422);
+    conforms('rotateWebhookSecret', await rotate(999_999_999, {}), 404);
+    for (let rotation = 0; rotation < 4; rotation += 1) conforms('rotateWebhookSecret', await rotate(webhookId, { overlap_seconds: 60 }), 200);
+    expect(conforms('rotateWebhookSecret', await rotate(webhookId, { overlap_seconds: 60 }), 409).body.code).toBe('secret_rotation_limit');
   });
 
   it('deliveries', async () => {
     const ping = conforms('pingWebhook', await client.post(`${team()}/webhooks/${webhookId}/ping`), 201);
     deliveryId = ping.body.id;
     conforms('listDeliveries', await client.get(`${team()}/webhooks/${webhookId}/deliveries`), 200);
+    conforms('getWebhookHealth', await client.get(`${team()}/webhooks/${webhookId}/health`), 200);
+    conforms('getWebhookHealth', await client.get(`${team()}/webhooks/999999999/health`), 404);
     conforms('getDelivery', await client.get(`${team()}/deliveries/${deliveryId}`), 200);
     conforms('redeliver', await client.post(`${team()}/deliveries/${deliveryId}/redeliver`), 201);
     conforms('listDeliveries', await client.get(`${team()}/webhooks/${webhookId}/deliveries`, { query: { status: 'pending', event: 'ping', event_id: ping.body.event_id } }), 200);

@@ -76,7 +76,8 @@ const outcome = (status: AttemptOutcome['status'], retryInMs: number | null = nu
   retryInMs,
 });
 
-const claimFor = async (store: DeliveryStore, teamId: number, limit = 100) => (await store.claimDue(budget(limit), 30_000)).filter((delivery) => delivery.teamId === teamId);
+const claimFor = async (store: DeliveryStore, teamId: number, limit = 100) =>
+  (await store.claimDue(budget(limit), 30_000)).deliveries.filter((delivery) => delivery.teamId === teamId);
 
 const row = async (id: string) =>
   (
@@ -188,8 +189,13 @@ describe('per-endpoint rate limits', () => {
     const events = Array.from({ length: 30 }, (_, index) => event(team, 1_000 + index, [51, 52]));
     await replicaA.createForEvents(events);
 
-    const claimed = await claimFor(replicaA, team);
+    const result = await replicaA.claimDue(budget(), 30_000);
+    const claimed = result.deliveries.filter((delivery) => delivery.teamId === team);
     const limited = claimed.filter((delivery) => delivery.webhookId === 51);
+    // The claim says when the first delivery it held back is due, so the sender wakes for it.
+    const dbNow = (await pool.query<{ now: number }>('SELECT (extract(epoch FROM now()) * 1000)::float8 AS now')).rows[0]!.now;
+    expect(result.pacedDueAtMs).not.toBeNull();
+    expect(result.pacedDueAtMs! - dbNow).toBeLessThanOrEqual(200);
     // A full bucket: a second's worth. The unlimited endpoint gets all of its deliveries.
     expect(limited).toHaveLength(5);
     expect(claimed.filter((delivery) => delivery.webhookId === 52)).toHaveLength(30);

@@ -73,6 +73,13 @@ export interface ClaimedDelivery {
   leaseToken: string;
 }
 
+/** What one claim took, and when the next delivery a rate limit holds back is due. */
+export interface ClaimResult {
+  deliveries: ClaimedDelivery[];
+  /** The soonest sending time a rate limit gave a pending delivery (ms since the epoch); null when none waits. */
+  pacedDueAtMs: number | null;
+}
+
 /** The result of one attempt, and where it leaves the delivery. */
 export interface AttemptOutcome {
   startedAtMs: number;
@@ -260,10 +267,10 @@ export class DeliveryStore {
    *   slot and out of the way of other endpoints' deliveries. A bucket another replica's claim holds
    *   right now makes its endpoint wait for the next claim (only its deliveries already paced go).
    */
-  async claimDue(budget: ClaimBudget, leaseMs: number, rotateAfter = 0): Promise<ClaimedDelivery[]> {
-    if (budget.limit <= 0) return [];
+  async claimDue(budget: ClaimBudget, leaseMs: number, rotateAfter = 0): Promise<ClaimResult> {
+    if (budget.limit <= 0) return { deliveries: [], pacedDueAtMs: null };
     const leaseToken = randomUUID();
-    const { rows } = await this.pool.query<Omit<ClaimedDelivery, 'leaseToken'>>({
+    const { rows } = await this.pool.query<Omit<ClaimedDelivery, 'leaseToken' | 'id'> & { id: string | null; pacedDueAtMs: number | null }>({
       name: 'deliveries-claim-due-fair',
       text: `WITH RECURSIVE pending_teams (team_id) AS (
          (SELECT team_id FROM deliveries WHERE status = 'pending' ORDER BY team_id LIMIT 1)
@@ -354,16 +361,25 @@ export class DeliveryStore {
          CROSS JOIN LATERAL (SELECT count(*) AS count FROM to_pace WHERE to_pace.webhook_id = s.webhook_id) AS paced_count
          WHERE r.webhook_id = s.webhook_id AND (s.used > 0 OR paced_count.count > 0)
          RETURNING r.webhook_id
+       ), claimed AS (
+         UPDATE deliveries AS d SET lease_token = $1, next_attempt_at = now() + make_interval(secs => $12),
+                                    out_of_order = d.out_of_order OR chosen.went_ahead
+         FROM chosen
+         WHERE d.id = chosen.id
+         RETURNING d.id, d.event_id AS "eventId", d.event, d.team_id AS "teamId", d.webhook_id AS "webhookId", d.body,
+                   d.trace_context AS "traceContext", d.attempt_count AS "attemptCount",
+                   (extract(epoch FROM d.event_created_at) * 1000)::float8 AS "eventCreatedAtMs",
+                   (extract(epoch FROM chosen.due_at) * 1000)::float8 AS "dueAtMs",
+                   d.redelivery_of IS NOT NULL AS "isRedelivery"
+       ), next_paced AS (
+         -- The soonest sending time a rate limit gave a delivery (before or by this claim).
+         SELECT least(
+           (SELECT min(d.next_attempt_at) FROM deliveries AS d WHERE d.status = 'pending' AND d.rate_paced AND d.next_attempt_at > now() AND d.lease_token IS NULL),
+           (SELECT min(to_pace.due_at) FROM to_pace)
+         ) AS at
        )
-       UPDATE deliveries AS d SET lease_token = $1, next_attempt_at = now() + make_interval(secs => $12),
-                                  out_of_order = d.out_of_order OR chosen.went_ahead
-       FROM chosen
-       WHERE d.id = chosen.id
-       RETURNING d.id, d.event_id AS "eventId", d.event, d.team_id AS "teamId", d.webhook_id AS "webhookId", d.body,
-                 d.trace_context AS "traceContext", d.attempt_count AS "attemptCount",
-                 (extract(epoch FROM d.event_created_at) * 1000)::float8 AS "eventCreatedAtMs",
-                 (extract(epoch FROM chosen.due_at) * 1000)::float8 AS "dueAtMs",
-                 d.redelivery_of IS NOT NULL AS "isRedelivery"`,
+       SELECT claimed.*, (extract(epoch FROM next_paced.at) * 1000)::float8 AS "pacedDueAtMs"
+       FROM next_paced LEFT JOIN claimed ON true`,
       values: [
         leaseToken,
         budget.limit,
@@ -381,8 +397,10 @@ export class DeliveryStore {
         RATE_PACE_BATCH,
       ],
     });
-    // The UPDATE returns rows in no particular order; keep the fair order for launching.
-    return rows.map((row) => ({ ...row, leaseToken }));
+    // One row even when nothing was claimed, for the paced time; claimed rows come in no particular order.
+    const pacedDueAtMs = rows[0]?.pacedDueAtMs ?? null;
+    const deliveries = rows.flatMap(({ pacedDueAtMs: _paced, id, ...row }) => (id === null ? [] : [{ ...row, id, leaseToken }]));
+    return { deliveries, pacedDueAtMs };
   }
 
   /**

@@ -94,6 +94,8 @@ export class DeliverySender {
   private readonly toDefer = new Map<number, number>();
   private lastDeferral = 0;
   private rotateAfter = 0;
+  /** When the next delivery a rate limit held back is due, as the last claim saw it. */
+  private pacedDueAtMs: number | null = null;
   private readonly attempts = new Set<Promise<void>>();
   private readonly resolving = new Map<string, Promise<CheckedAddress[]>>();
   private readonly recorder: GroupCommit<{ delivery: ClaimedDelivery; outcome: AttemptOutcome }, boolean>;
@@ -164,7 +166,8 @@ export class DeliverySender {
     const budget = this.budgets.claimBudget(CLAIM_BATCH, this.breakers);
     if (budget.limit > 0) {
       try {
-        const claimed = await this.options.store.claimDue(budget, this.options.leaseMs, this.rotateAfter);
+        const { deliveries: claimed, pacedDueAtMs } = await this.options.store.claimDue(budget, this.options.leaseMs, this.rotateAfter);
+        this.pacedDueAtMs = pacedDueAtMs;
         scannedFull = claimed.length === budget.limit;
         const teams = new Set(claimed.map((delivery) => delivery.teamId));
         // More teams due than one claim serves: the next claim starts after the last one served.
@@ -181,10 +184,15 @@ export class DeliverySender {
     return this.sleepMs(this.options.pollIntervalMs);
   }
 
-  /** The poll interval, or less when an open breaker lets its probe go sooner. */
+  /**
+   * The poll interval, or less when an open breaker lets its probe go sooner or a delivery a rate
+   * limit held back is due sooner (so a limited endpoint gets its pace, not one batch per poll).
+   */
   private sleepMs(pollIntervalMs: number): number {
     const now = Date.now();
     let next = pollIntervalMs;
+    // A time already past is claimed as soon as slots free up (each freed slot wakes the sender).
+    if (this.pacedDueAtMs !== null && this.pacedDueAtMs > now) next = Math.min(next, this.pacedDueAtMs - now);
     for (const health of this.breakers.notClosed()) {
       if (health.retryAt !== null) next = Math.min(next, Math.max(1, health.retryAt - now));
     }

@@ -113,12 +113,6 @@ describe('every operation answers as documented', () => {
     conforms('rotateWebhookSecret', await rotate(999_999_999, {}), 404);
     for (let rotation = 0; rotation < 4; rotation += 1) conforms('rotateWebhookSecret', await rotate(webhookId, { overlap_seconds: 60 }), 200);
     expect(conforms('rotateWebhookSecret', await rotate(webhookId, { overlap_seconds: 60 }), 409).body.code).toBe('secret_rotation_limit');
-    const rotate = (id: number, rotation?: object) => client.post(`${team()}/webhooks/${id}/secret/rotate`, rotation);
-    expect(conforms('rotateWebhookSecret', await rotate(webhookId), 200).body.secret).toEqual(expect.any(String));
-    conforms('rotateWebhookSecret', await rotate(webhookId, { overlap_seconds: 999_999_999 }), 422);
-    conforms('rotateWebhookSecret', await rotate(999_999_999, {}), 404);
-    for (let rotation = 0; rotation < 4; rotation += 1) conforms('rotateWebhookSecret', await rotate(webhookId, { overlap_seconds: 60 }), 200);
-    expect(conforms('rotateWebhookSecret', await rotate(webhookId, { overlap_seconds: 60 }), 409).body.code).toBe('secret_rotation_limit');
   });
 
   it('deliveries', async () => {

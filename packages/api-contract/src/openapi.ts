@@ -249,7 +249,7 @@ function operationObject(operation: Operation): Json {
   if (operation.paging) parameters.push(ref('parameters', 'Limit'), ref('parameters', 'Cursor'));
   if (operation.query) parameters.push(...queryParameters(operation.query));
   // Every POST of the API takes an Idempotency-Key.
-  const idempotent = operation.method === 'post' && !operation.public && operation.idempotent !== false;
+  const idempotent = operation.method === 'post' && !operation.public;
   if (idempotent) parameters.push(ref('parameters', 'IdempotencyKey'));
 
   const success = operation.success;

@@ -30,11 +30,6 @@ export interface Operation {
   description: string;
   /** Served without a token (only the API description itself). */
   public?: true;
-  /**
-   * false: a POST that does not take an `Idempotency-Key`, because its answer holds a secret that
-   * is shown once and never stored in clear (a key's answer is stored to be replayed).
-   */
-  idempotent?: false;
   /** The POST's body may be left out: every field of it is optional. */
   optionalBody?: true;
   /** `limit` and `cursor`: a list that always pages, or one that pages only when asked to. */
@@ -298,10 +293,9 @@ export const OPERATIONS: readonly Operation[] = [
     tag: 'Webhooks',
     summary: 'Rotate a webhook’s secret',
     description:
-      'Replaces the signing secret with the one sent, or a generated one, and answers it this once. The replaced secret keeps signing `webhook-signature` next to the new one for `overlap_seconds` (24 hours by default), so receivers can switch without a gap; `X-Webhook-Signature` uses the new secret at once. A webhook holds a bounded number of old secrets still signing (5 by default): beyond it the rotation is refused. Its answer holds the new secret, which is never stored in clear, so it cannot be replayed: a retry rotates again (the secret of the lost answer keeps signing through the overlap).',
+      'Replaces the signing secret with the one sent, or a generated one, and answers it this once. The replaced secret keeps signing `webhook-signature` next to the new one for `overlap_seconds` (24 hours by default), so receivers can switch without a gap; `X-Webhook-Signature` uses the new secret at once. A webhook holds a bounded number of old secrets still signing (5 by default): beyond it the rotation is refused. With an `Idempotency-Key`, a retry gets the same answer, new secret included (kept encrypted, like every secret), and the webhook rotates once.',
     body: request('SecretRotation'),
     optionalBody: true,
-    idempotent: false,
     conflict: 'rotation',
     success: { status: 200, description: 'The webhook with its new secret.', body: response('RotatedWebhook') },
   },

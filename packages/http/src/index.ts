@@ -26,7 +26,7 @@ export {
 export { byId, decodeCursor, encodeCursor, nextPageLink, readPage, rowsToFetch, sendPage, streamWholeList, type ListKind, type PageLimits, type PageRequest } from './paging';
 export { QUOTA_EXCEEDED, QuotaExceededHttpError, quotaAnswer, withQuotaAnswer } from './quota';
 export { TokenBuckets } from './token-buckets';
-export { idempotentPosts, createdAnswer, type CreatedAnswer, type IdempotencyOptions } from './idempotency/middleware';
+export { idempotentPosts, createdAnswer, type AnswerSeal, type CreatedAnswer, type IdempotencyOptions } from './idempotency/middleware';
 export { serviceIdempotency, type ServiceIdempotency } from './idempotency/service';
 export { IDEMPOTENCY_KEY_HEADER, canonicalJson, idempotencyKeyOf, requestFingerprint } from './idempotency/request';
 export {

@@ -148,6 +148,13 @@ const CALLS: Call[] = [
   { method: 'GET', template: `${TEAM}/webhooks/:webhook/health` },
   { method: 'GET', template: `${TEAM}/deliveries/:delivery` },
   { method: 'POST', template: `${TEAM}/deliveries/:delivery/redeliver` },
+  {
+    method: 'POST',
+    template: `${TEAM}/webhooks/:webhook/recover`,
+    body: { since: new Date(Date.now() - 3_600_000).toISOString() },
+    keep: (b, ids) => (ids.recovery = String(b.id)),
+  },
+  { method: 'GET', template: `${TEAM}/webhooks/:webhook/recoveries/:recovery` },
   { method: 'DELETE', template: `${TEAM}/webhooks/:webhook` },
 ];
 

@@ -8,6 +8,7 @@ import { loadProto, type WebhookProto } from '@worklane/proto';
 import type { SecretBox } from '@worklane/webhooks';
 import { webhookLimits, type WebhookLimits } from './config';
 import type { ReceiverPolicy } from './domain/receiver-address';
+import { answerSeal } from './domain/secrets';
 import { secretRotationRoutes, webhookRoutes } from './routes/webhooks';
 import { webhookDirectoryHandlers } from './rpc/webhook-directory';
 
@@ -64,10 +65,9 @@ export function createApp(deps: AppDeps): WebhookApp {
     identityIssuers: identityIssuersOf(deps.publicKeys),
     routes: (router) => {
       const limits = deps.limits ?? webhookLimits();
-      // Before the Idempotency-Key middleware: a rotation's answer holds the new secret, which
-      // must not be kept in clear for a replay.
+      // Answers kept for an Idempotency-Key are sealed: a rotation's holds the new secret.
+      if (deps.idempotency) router.use(idempotentPosts({ ...deps.idempotency, seal: answerSeal(deps.secretBox) }));
       secretRotationRoutes(router, { pool: deps.pool, secretBox: deps.secretBox, rotation: limits.rotation });
-      if (deps.idempotency) router.use(idempotentPosts(deps.idempotency));
       webhookRoutes(router, {
         pool: deps.pool,
         logger: deps.logger,

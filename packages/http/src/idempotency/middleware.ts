@@ -6,11 +6,22 @@ import { HttpError } from '../errors';
 import { idempotencyKeyOf, requestFingerprint } from './request';
 import type { IdempotencyKeys, IdempotencyScope, SqlClient, StoredResponse } from './store';
 
+/**
+ * Encrypts the kept answers of a service whose POSTs may answer a secret (the webhook service's
+ * secret rotation): the body is stored sealed, for the team whose key it is, and opened to replay.
+ */
+export interface AnswerSeal {
+  seal(body: string, teamId: number): string;
+  open(sealed: string, teamId: number): string;
+}
+
 export interface IdempotencyOptions {
   keys: IdempotencyKeys;
   /** Largest answer kept for replay, in bytes; a larger one is sent but not kept, and the key is released. */
   maxResponseBytes: number;
   logger: Logger;
+  /** Kept answers are stored encrypted with it; in clear when not given. */
+  seal?: AnswerSeal;
 }
 
 /** A key this request holds while it runs. */
@@ -57,8 +68,15 @@ function storedResponse(res: Response, status: number, body: unknown): StoredRes
   return { status, headers, body: JSON.stringify(body) ?? '' };
 }
 
-function replay(res: Response, response: StoredResponse): void {
-  res.status(response.status).set(response.headers).set(IDEMPOTENT_REPLAYED_HEADER, 'true').type('application/json').send(response.body);
+/** The answer as it is stored: sealed when the service seals its answers. The size bound applies to the answer as sent. */
+const kept = (held: HeldKey, response: StoredResponse): StoredResponse =>
+  held.options.seal ? { ...response, body: held.options.seal.seal(response.body, held.scope.teamId) } : response;
+
+function replay(res: Response, options: IdempotencyOptions, scope: IdempotencyScope, response: StoredResponse): void {
+  const body = options.seal ? options.seal.open(response.body, scope.teamId) : response.body;
+  // A kept answer may hold a secret (a rotation's): never cached on the way.
+  if (options.seal) res.set('Cache-Control', 'no-store');
+  res.status(response.status).set(response.headers).set(IDEMPOTENT_REPLAYED_HEADER, 'true').type('application/json').send(body);
 }
 
 /**
@@ -78,7 +96,7 @@ function settleOnAnswer(res: Response, held: HeldKey): void {
     const response = isKept(status) ? storedResponse(res, status, body) : undefined;
     const tooLarge = response !== undefined && Buffer.byteLength(response.body) > maxResponseBytes;
     if (tooLarge) logger.warn({ status, maxResponseBytes }, 'answer too large to keep for its Idempotency-Key; the key is released');
-    const settled = response && !tooLarge ? keys.complete(held.scope, held.leaseToken, response) : keys.release(held.scope, held.leaseToken);
+    const settled = response && !tooLarge ? keys.complete(held.scope, held.leaseToken, kept(held, response)) : keys.release(held.scope, held.leaseToken);
     void settled.catch((error: unknown) => logger.warn({ err: error }, 'could not settle an Idempotency-Key; it is freed when its lease runs out')).finally(() => json(body));
     return res;
   };
@@ -105,7 +123,7 @@ export function idempotentPosts(options: IdempotencyOptions): RequestHandler {
     const reservation = await options.keys.reserve(scope, { fingerprint: requestFingerprint(req.method, path, req.body), path });
     switch (reservation.outcome) {
       case 'replay':
-        return replay(res, reservation.response);
+        return replay(res, options, scope, reservation.response);
       case 'in-progress':
         throw keyInUse();
       case 'mismatch':
@@ -144,7 +162,7 @@ export function createdAnswer<T>(req: Request, res: Response, location?: (writte
           const response: StoredResponse = { status, headers: location ? { location: location(written) } : {}, body: JSON.stringify(written) };
           // Too large to keep: settled (released) when the answer goes out.
           if (Buffer.byteLength(response.body) > held.options.maxResponseBytes) return;
-          if (!(await held.options.keys.complete(held.scope, held.leaseToken, response, client))) throw keyInUse();
+          if (!(await held.options.keys.complete(held.scope, held.leaseToken, kept(held, response), client))) throw keyInUse();
           held.recorded = true;
         }
       : undefined,

@@ -49,8 +49,8 @@ function teamOf(req: Request): number {
 }
 
 /**
- * POST .../secret/rotate: mounted apart from the other routes, before the Idempotency-Key
- * middleware, because its answer holds a secret that must never be stored in clear.
+ * POST .../secret/rotate. Its answer holds the new secret: kept for an Idempotency-Key, it is
+ * stored sealed (answerSeal), so a retry gets the same secret and the webhook rotates once.
  */
 export function secretRotationRoutes(router: Router, deps: Pick<WebhookRouteDeps, 'pool' | 'secretBox' | 'rotation'>): void {
   const { pool, secretBox, rotation } = deps;

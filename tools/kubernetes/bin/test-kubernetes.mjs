@@ -66,6 +66,9 @@ async function cleanUp() {
   else fs.rmSync(workDir, { recursive: true, force: true });
 }
 
+// A stray rejection fails the run instead of ending it before its teardown.
+process.on('unhandledRejection', (error) => suite.fail(`unexpected: ${error?.stack ?? error}`));
+
 for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
   process.on(signal, () => {
     say(`${signal}: stopping what the suite started`);

@@ -107,20 +107,13 @@ export async function runClusterPhases({ suite, tools, processes, workDir, onClu
       await handle.kubectl(['delete', 'pod', '-n', 'default', 'dns-probe', '--wait=false']);
       if (phase !== 'Succeeded') throw new Error(`the pod ${phase}: ${logs.stdout}${logs.stderr}`);
     });
-    await suite.check(`the cluster's addresses are not reachable from the machine (${NODE_IP} answers only inside the namespace)`, async () => {
-      const net = await import('node:net');
-      const reached = await new Promise((resolve) => {
-        const socket = net.connect({ host: NODE_IP, port: 6443, timeout: 2000 }, () => {
-          socket.destroy();
-          resolve(true);
-        });
-        socket.on('error', () => resolve(false));
-        socket.on('timeout', () => {
-          socket.destroy();
-          resolve(false);
-        });
-      });
-      if (reached) throw new Error(`${NODE_IP}:6443 answered from outside the namespace`);
+    await suite.check(`the cluster's addresses exist only in its namespace (no ${NODE_IP}, no pod address, no cni0 on the machine)`, async () => {
+      const { run } = await import('../../dev/src/util.mjs');
+      const { stdout } = await run('ip', ['-o', 'addr', 'show']);
+      const leaked = stdout.split('\n').filter((line) => line.includes(` ${NODE_IP}/`) || / 10\.244\./.test(line) || /^\d+: cni0 /.test(line));
+      if (leaked.length > 0) throw new Error(`on the machine: ${leaked.join('; ')}`);
+      const route = await run('ip', ['route', 'get', NODE_IP]);
+      if (/ dev (lo|cni0) /.test(route.stdout)) throw new Error(`the machine routes ${NODE_IP} locally: ${route.stdout}`);
     });
   });
   if (!cluster) {

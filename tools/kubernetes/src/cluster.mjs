@@ -63,6 +63,14 @@ request.on('timeout', () => request.destroy(new Error('timeout')));
 request.on('error', (e) => process.stdout.write(JSON.stringify({ status: 0, body: e.message })));
 `;
 
+/** One DNS query (A record) to a given server, run inside the namespace: exits 0 when it answers with an address. */
+const DNS_QUERY = `
+const [server, name] = process.argv.slice(1);
+const resolver = new (require('node:dns').promises.Resolver)({ timeout: 2000, tries: 1 });
+resolver.setServers([server]);
+resolver.resolve4(name).then((a) => console.log(a.join(' ')), (e) => { console.error(e.code || e.message); process.exit(1); });
+`;
+
 /** containerd's configuration: its own root, state and socket; runc with cgroupfs; the CNI config of this run; the local pause image. */
 function containerdConfig({ root, state, socket, cniConfDir, cniBinDir, runc, pauseImage }) {
   return `version = 2
@@ -338,6 +346,8 @@ export async function startCluster({ processes, workDir, tools, programs, builda
     log,
     programs: images,
   });
+  // Awaited below; until then a failure must not count as unhandled (it would end the run before its teardown).
+  importing.catch(() => undefined);
 
   // etcd on the namespace's loopback.
   startDaemon('etcd', tools.etcd, [
@@ -464,6 +474,16 @@ export async function startCluster({ processes, workDir, tools, programs, builda
   const applied = await handle.kubectl(['apply', '-f', '-'], { input: coreDnsManifest({ image: images.coredns.name, dnsIp: DNS_IP }) });
   if (applied.code !== 0) throw new Error(`could not create CoreDNS: ${applied.stderr}`);
   await waitForRollout(handle, 'kube-system', 'deployment/coredns', 180_000);
+  // Ready is not yet reachable: kube-proxy programs the Service's address once it sees the
+  // ready endpoint. Asked from the namespace itself, as a pod would through the same rules.
+  await waitUntil(
+    `the cluster DNS answers at its Service address ${DNS_IP}`,
+    async () => {
+      const { code, stdout, stderr } = await inNamespace(process.execPath, ['-e', DNS_QUERY, DNS_IP, 'kubernetes.default.svc.cluster.local']);
+      return code === 0 ? true : `${stdout}${stderr}`.trim();
+    },
+    { timeoutMs: 120_000, intervalMs: 500 },
+  );
   return handle;
 }
 
@@ -489,9 +509,13 @@ async function importImages({ ctr, buildah, workDir, images, log, programs }) {
   const stale = [...present].filter((name) => /^localhost\/worklane(-test)?\//.test(name) && !wanted.has(name));
   if (stale.length > 0) await ctr(['images', 'rm', ...stale]);
   const logFile = path.join(workDir, 'import.log');
-  for (const image of Object.values(images)) {
+  const queue = Object.values(images).filter((image) => !present.has(typeof image === 'string' ? image : image.name));
+  // Two at a time: an export is mostly disk and compression, an import mostly disk.
+  const worker = async () => {
+    for (let image = queue.shift(); image; image = queue.shift()) await importOne(image);
+  };
+  const importOne = async (image) => {
     const name = typeof image === 'string' ? image : image.name;
-    if (present.has(name)) continue;
     const started = Date.now();
     const program = Object.values(programs).find((p) => p.name === name);
     if (program) await makeProgramImage(buildah, program, logFile);
@@ -501,7 +525,8 @@ async function importImages({ ctr, buildah, workDir, images, log, programs }) {
     fs.rmSync(tar, { force: true });
     if (imported.code !== 0) throw new Error(`ctr images import ${name} failed: ${imported.stderr}`);
     log(`imported ${name} into containerd in ${Math.round((Date.now() - started) / 1000)} s`);
-  }
+  };
+  await Promise.all([worker(), worker()]);
 }
 
 /** An image holding one static binary as its entrypoint, made with buildah unless it exists. */

@@ -122,7 +122,19 @@ export function environmentValues(tag) {
   };
 }
 
-const setArgs = (values) => Object.entries(values).flatMap(([k, v]) => ['--set-string', `${k}=${v}`]);
+/** The environment's values as a values file (nested keys from the dotted names), written into dir. */
+function valuesFile(dir, values) {
+  const tree = {};
+  for (const [dotted, value] of Object.entries(values)) {
+    const keys = dotted.split('.');
+    let node = tree;
+    for (const key of keys.slice(0, -1)) node = node[key] ??= {};
+    node[keys.at(-1)] = value;
+  }
+  const file = path.join(dir, 'environment-values.json');
+  fs.writeFileSync(file, `${JSON.stringify(tree, null, 2)}\n`);
+  return file;
+}
 
 /** What the release's pods are doing, for failure messages. */
 export async function describeRelease(cluster) {
@@ -141,7 +153,8 @@ export async function installRelease(cluster, { tag, timeoutMs = 10 * 60_000 }) 
     '--namespace',
     RELEASE_NAMESPACE,
     '--create-namespace',
-    ...setArgs(environmentValues(tag)),
+    '--values',
+    valuesFile(cluster.workDir, environmentValues(tag)),
     '--wait',
     `--timeout=${Math.round(timeoutMs / 1000)}s`,
   ]);
@@ -170,9 +183,20 @@ export async function waitForReleaseReady(cluster, timeoutMs = 5 * 60_000) {
   return { deployments, pods: pods.map((p) => p.metadata.name) };
 }
 
-/** helm test; resolves its output. */
+/**
+ * helm test; resolves its output. A test pod that succeeded is deleted by its hook policy (so
+ * `--logs` cannot be used); one that failed is kept, and its log is part of the failure.
+ */
 export async function testRelease(cluster, timeoutMs = 5 * 60_000) {
-  const result = await cluster.helm(['test', RELEASE, '--namespace', RELEASE_NAMESPACE, `--timeout=${Math.round(timeoutMs / 1000)}s`, '--logs']);
-  if (result.code !== 0) throw new Error(`helm test failed: ${result.stderr || result.stdout}\n${await describeRelease(cluster)}`);
+  const result = await cluster.helm(['test', RELEASE, '--namespace', RELEASE_NAMESPACE, `--timeout=${Math.round(timeoutMs / 1000)}s`]);
+  if (result.code !== 0) {
+    const pods = await cluster.kubectl(['get', 'pods', '-n', RELEASE_NAMESPACE, '-l', 'app.kubernetes.io/component=test', '-o', 'name']);
+    const logs = [];
+    for (const pod of pods.stdout.split('\n').filter(Boolean)) {
+      const log = await cluster.kubectl(['logs', '-n', RELEASE_NAMESPACE, pod]);
+      logs.push(`${pod}:\n${log.stdout}${log.stderr}`);
+    }
+    throw new Error(`helm test failed: ${result.stderr || result.stdout}\n${logs.join('\n')}\n${await describeRelease(cluster)}`);
+  }
   return result.stdout;
 }

@@ -79,7 +79,7 @@ for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
 let tools;
 let cluster;
 try {
-  await host.sweepLeftovers();
+  if (withCluster) await host.sweepLeftovers();
   const clusterTools = ['kubernetesNode', 'buildah', 'nodeBaseImage', 'nodeRuntime', 'coredns', 'pause', 'postgres', 'natsServer'];
   await suite.phase(`provision: etcd, kube-apiserver, kubectl, helm, promtool${withCluster ? ", and the cluster's tools" : ''}`, async () => {
     tools = await provision(['etcd', 'kubernetes', 'helm', 'promtool', ...(withCluster ? clusterTools : [])]);

@@ -101,6 +101,10 @@ try {
       });
       const created = await cluster.kubectl(['create', 'namespace', NAMESPACE]);
       if (created.code !== 0) throw new Error(`could not create the namespace: ${created.stderr}`);
+      // A real cluster's controller manager gives every namespace its `default` ServiceAccount; a
+      // bare Pod (the chart's helm test) is refused without it, and this API server runs alone.
+      const account = await cluster.kubectl(['create', 'serviceaccount', 'default', '--namespace', NAMESPACE]);
+      if (account.code !== 0) throw new Error(`could not create the default ServiceAccount: ${account.stderr}`);
     });
   }
 

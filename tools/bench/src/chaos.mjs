@@ -51,22 +51,19 @@ import { Worker } from 'node:worker_threads';
 import { useProjectNode } from '../../dev/src/provision/index.mjs';
 import { startStack } from '../../dev/src/stack.mjs';
 import { say, sleep, turboBuild } from '../../dev/src/util.mjs';
+import { BENCH_BUILD_FILTERS } from './build.mjs';
 import { busiestWindow, missingFrom, orderViolations, planWebhooks, spread } from './chaos-figures.mjs';
 import { keepAliveAgent, nextLink, send, tally } from './http-client.mjs';
 import { describeMachine } from './machine.mjs';
 import { SERVICE_NODE_OPTIONS, machineCpuSeconds, peakRssMb } from './process-stats.mjs';
 import { makeCertificate, startReceiver } from './receiver.mjs';
+import { setting } from './settings.mjs';
 import { openLoop } from './stats.mjs';
 
 await useProjectNode();
 
 const require = createRequire(import.meta.url);
 
-const setting = (name, fallback) => {
-  const value = Number(process.env[name] || fallback);
-  if (!Number.isFinite(value) || value < 0) throw new Error(`${name} must be a non-negative number`);
-  return value;
-};
 const RATE = setting('BENCH_RATE', 40);
 const WARMUP_S = setting('BENCH_WARMUP_S', 5);
 const BASELINE_S = setting('BENCH_BASELINE_S', 30);
@@ -86,19 +83,19 @@ const BREAKER_MAX_COOL_DOWN_MS = setting('BENCH_BREAKER_MAX_COOL_DOWN_MS', 30_00
 const DISABLE_AFTER_S = setting('BENCH_DISABLE_AFTER_S', CHAOS_S / 2);
 const FAILING_NOTICE_AFTER_S = setting('BENCH_FAILING_NOTICE_AFTER_S', DISABLE_AFTER_S / 2);
 const TARGET_P99_RATIO = 1.5;
-const SERVICES = ['token', 'project', 'webhook', 'issue', 'delivery', 'gateway'];
 const EVENTS = ['issue.created', 'issue.updated'];
 const OPERATIONAL_EVENTS = ['webhook.failing', 'webhook.disabled'];
 
 if (process.env.WORKLANE_SKIP_BUILD !== '1') {
   say('building the services, the CLI and the test helpers (turbo, cached)...');
-  const filters = [...SERVICES, 'cli', 'testing'].map((name) => `--filter=@worklane/${name}...`);
-  const code = await turboBuild(filters);
+  const code = await turboBuild(BENCH_BUILD_FILTERS);
   if (code !== 0) process.exit(code);
 }
 
 // Loaded after the build: these are compiled packages.
-const { api, bootstrapTeam, startSystem } = require('@worklane/testing');
+const { API_STACK, api, bootstrapTeam, startSystem } = require('@worklane/testing');
+/** Every service behind the API (the service table's API_STACK), in start order. */
+const SERVICES = [...API_STACK];
 
 const plan = planWebhooks({ teams: TEAMS, perTeam: PER_TEAM, failing: FAILING, slow: SLOW, limited: LIMITED });
 const stack = await startStack({ name: 'bench-chaos', fast: true, fresh: true });

@@ -37,17 +37,13 @@ import { chartMemoryLimitsMiB, memoryLimitMiB } from './chart-limits.mjs';
 import { keepAliveAgent, send, tally } from './http-client.mjs';
 import { SERVICE_NODE_OPTIONS, cpuSeconds, infrastructurePids, machineCpuSeconds, peakRssMb } from './process-stats.mjs';
 import { makeCertificate, startReceiver } from './receiver.mjs';
+import { setting } from './settings.mjs';
 import { openLoop, percentile } from './stats.mjs';
 
 await useProjectNode();
 
 const require = createRequire(import.meta.url);
 
-const setting = (name, fallback) => {
-  const value = Number(process.env[name] || fallback);
-  if (!Number.isFinite(value) || value < 0) throw new Error(`${name} must be a non-negative number`);
-  return value;
-};
 const VICTIM_RATE = setting('BENCH_VICTIM_RATE', 50);
 const ATTACK_RATE = setting('BENCH_ATTACK_RATE', 200);
 const WARMUP_S = setting('BENCH_WARMUP_S', 5);

@@ -1,6 +1,6 @@
 -- Each delivery of an issue event knows its issue and the event's place in the stream, so that the
 -- deliveries of one issue to one webhook are attempted in the order the issue's changes were
--- committed (docs/webhook-ordering.md), and the delivery log can be searched by issue.
+-- committed (docs/webhook-delivery-controls.md), and the delivery log can be searched by issue.
 -- issue_id: the event's issue (NULL for pings and deliveries made before this column existed).
 -- stream_seq: the event's sequence number in ISSUE_EVENTS, the order it was committed in among the
 -- events of its issue (NULL when unknown: such a delivery neither waits nor makes others wait).

@@ -1,4 +1,7 @@
 import { X509Certificate, createPrivateKey, createPublicKey, sign, verify } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import YAML from 'yaml';
 import { render } from '../src/helm.mjs';
 import { DATABASE_SERVICES, byComponent, component, envOf, ofKind } from '../src/objects.mjs';
 
@@ -137,5 +140,32 @@ describe('database.url (development)', () => {
     }
     const serviceSecret = ofKind(objects, 'Secret').find((s) => s.metadata.name.endsWith('-database'));
     expect(secretRef(mainContainer(byComponent(objects, 'Deployment', 'token')), 'DATABASE_URL')).toEqual({ name: serviceSecret.metadata.name, key: 'DATABASE_URL' });
+  });
+});
+
+describe('the production examples give every database service of the service table its own role and Secret', () => {
+  const repository = path.join(import.meta.dirname, '..', '..', '..');
+  const read = (file) => fs.readFileSync(path.join(repository, file), 'utf8');
+  const values = (file) => YAML.parse(read(file));
+
+  test.each(['deploy/values-production.yaml', 'charts/worklane/ci/production-values.yaml'])('%s names worklane-db-<service> for each', (file) => {
+    const given = values(file);
+    for (const name of DATABASE_SERVICES) expect([name, given[name]?.database?.existingSecret?.name]).toEqual([name, `worklane-db-${name}`]);
+  });
+
+  test('deploy/postgres/cluster.yaml has a managed role and a Database for each', () => {
+    const documents = YAML.parseAllDocuments(read('deploy/postgres/cluster.yaml')).map((document) => document.toJS());
+    const cluster = documents.find((document) => document?.kind === 'Cluster');
+    const roles = cluster.spec.managed.roles.map((role) => [role.name, role.passwordSecret.name]);
+    const databases = documents.filter((document) => document?.kind === 'Database').map((database) => [database.spec.name, database.spec.owner]);
+    for (const name of DATABASE_SERVICES) {
+      expect(roles).toContainEqual([name, `worklane-db-${name}`]);
+      expect(databases).toContainEqual([name, name]);
+    }
+  });
+
+  test('deploy/postgres/create-secrets.sh creates a Secret for each', () => {
+    const loop = /^for service in ([a-z ]+); do$/m.exec(read('deploy/postgres/create-secrets.sh'));
+    expect(loop?.[1].split(' ').sort()).toEqual([...DATABASE_SERVICES].sort());
   });
 });

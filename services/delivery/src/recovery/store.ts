@@ -186,7 +186,10 @@ export class RecoveryStore {
   /** Milliseconds until the next step of any job is due; undefined when no job is unfinished. */
   async msUntilNextStep(): Promise<number | undefined> {
     const { rows } = await this.pool.query<{ ms: number | null }>(
-      `SELECT greatest(0, extract(epoch FROM min(next_step_at) - now()) * 1000)::float8 AS ms FROM delivery_recoveries WHERE status IN ('queued', 'running')`,
+      // greatest() skips NULLs: without the CASE, no unfinished job read as "due now" and the worker
+      // looked again every millisecond.
+      `SELECT CASE WHEN min(next_step_at) IS NOT NULL THEN greatest(0, extract(epoch FROM min(next_step_at) - now()) * 1000) END::float8 AS ms
+       FROM delivery_recoveries WHERE status IN ('queued', 'running')`,
     );
     const ms = rows[0]?.ms;
     return ms === null || ms === undefined ? undefined : ms;

@@ -38,6 +38,8 @@ export const recoveryPace = (rateLimitPerSecond: number | null, defaultPerSecond
  */
 export class RecoveryWorker {
   private readonly worker: BackgroundWorker;
+  /** When finished jobs were last looked for to be removed (ms since the epoch). */
+  private lastRemoval = 0;
 
   constructor(private readonly options: RecoveryWorkerOptions) {
     this.worker = new BackgroundWorker({ name: 'delivery recovery', logger: options.logger, registry: options.registry, idleMs: options.idleMs, pass: () => this.pass() });
@@ -62,7 +64,12 @@ export class RecoveryWorker {
     let created = 0;
     for (const job of due) created += await this.stepOne(job.id, job.teamId, job.webhookId, batchSize);
     if (created > 0) this.options.onDeliveriesCreated();
-    await store.deleteFinishedBefore(retentionMs, REMOVED_PER_PASS);
+    // Finished jobs are few and removed at the worker's pace, not at every step of a running job.
+    const now = Date.now();
+    if (now - this.lastRemoval >= this.options.idleMs) {
+      this.lastRemoval = now;
+      await store.deleteFinishedBefore(retentionMs, REMOVED_PER_PASS);
+    }
     if (due.length === JOBS_PER_PASS) return 'more';
     const nextMs = await store.msUntilNextStep();
     return nextMs === undefined ? 'idle' : Math.max(1, Math.ceil(nextMs));

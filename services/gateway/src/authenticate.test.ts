@@ -171,3 +171,146 @@ describe('TokenAuthenticator cache', () => {
     expect(calls).toHaveLength(2);
   });
 });
+
+describe('TokenAuthenticator following the token change feed', () => {
+  const token = 'wl_0123456789abcdefghijABCDEFGHIJ012345';
+  const header = (value = token) => `Bearer ${value}`;
+  type Done = (error: Partial<grpc.ServiceError> | null, response?: object) => void;
+
+  function setup(ttlMs = 60_000) {
+    let clock = 1_000;
+    const calls: { token: string; cache_ttl_ms: number; done: Done }[] = [];
+    const client = {
+      Authenticate: (request: { token: string; cache_ttl_ms: number }, _metadata: unknown, _options: unknown, done: Done) => calls.push({ ...request, done }),
+    } as unknown as tokenV1.TokenServiceClient;
+    const authenticator = new TokenAuthenticator(client, 1_000, createLogger('gateway', 'silent'), { ttlMs, followsChanges: true, now: () => clock });
+    const accept = (index: number, leaseMs = 0, tokenId = 7, teamId = 2) => calls[index]!.done(null, { token_id: tokenId, team_id: teamId, user_id: 3, cache_ttl_ms: leaseMs });
+    const advance = (ms: number) => {
+      clock += ms;
+    };
+    /** The feed started and its last complete read holds for `ms` from now. */
+    const trust = (ms: number) => authenticator.trustUntil(clock + ms);
+    return { authenticator, calls, accept, advance, trust };
+  }
+  const identity = (tokenId = 7, teamId = 2) => ({ outcome: 'authenticated', identity: { teamId, userId: 3, tokenId } });
+
+  async function cacheOne(context: ReturnType<typeof setup>) {
+    const answer = context.authenticator.authenticate(header());
+    context.accept(context.calls.length - 1);
+    expect(await answer).toEqual(identity());
+  }
+
+  it('asks without a lease while the feed is trusted and reuses the acceptance up to the cache TTL', async () => {
+    const context = setup(60_000);
+    const { authenticator, calls, advance, trust } = context;
+    authenticator.followChanges();
+    trust(1_000);
+    await cacheOne(context);
+    expect(calls[0]!.cache_ttl_ms).toBe(0);
+    for (let step = 0; step < 59; step++) {
+      advance(1_000);
+      trust(1_000); // the feed keeps reading
+      expect(await authenticator.authenticate(header())).toEqual(identity());
+    }
+    expect(calls).toHaveLength(1);
+    advance(1_000); // 60 s after the call was sent
+    trust(1_000);
+    void authenticator.authenticate(header());
+    expect(calls).toHaveLength(2);
+  });
+
+  it('serves nothing unleased once the feed’s lease has run out, and asks on a lease meanwhile', async () => {
+    const context = setup();
+    const { authenticator, calls, accept, advance, trust } = context;
+    authenticator.followChanges();
+    trust(500);
+    await cacheOne(context);
+    advance(500); // no newer complete read of the feed: a revocation may have returned meanwhile
+    const leased = authenticator.authenticate(header());
+    expect(calls).toHaveLength(2);
+    expect(calls[1]!.cache_ttl_ms).toBe(60_000);
+    accept(1, 1_000);
+    expect(await leased).toEqual(identity());
+    advance(999);
+    expect(await authenticator.authenticate(header())).toEqual(identity()); // on the token's own lease
+    expect(calls).toHaveLength(2);
+    advance(1);
+    void authenticator.authenticate(header());
+    expect(calls).toHaveLength(3);
+  });
+
+  it('drops a token the feed lists, and does not cache an answer sent before the feed dropped it', async () => {
+    const context = setup();
+    const { authenticator, calls, accept, advance, trust } = context;
+    authenticator.followChanges();
+    trust(10_000);
+    await cacheOne(context);
+    authenticator.forget([7]);
+    expect(authenticator.cachedTokens).toBe(0);
+
+    const inFlight = authenticator.authenticate(header());
+    expect(calls).toHaveLength(2);
+    advance(10);
+    authenticator.forget([7]); // the feed saw a change the token service's answer may predate
+    advance(10);
+    accept(1);
+    expect(await inFlight).toEqual(identity()); // its own request started before the change was known
+    expect(authenticator.cachedTokens).toBe(0);
+    void authenticator.authenticate(header());
+    expect(calls).toHaveLength(3);
+  });
+
+  it('honours a token moved to another team: the next request after the feed lists it gets the new identity', async () => {
+    const context = setup();
+    const { authenticator, calls, accept, advance, trust } = context;
+    authenticator.followChanges();
+    trust(10_000);
+    await cacheOne(context);
+    authenticator.forget([7]);
+    advance(1);
+    const moved = authenticator.authenticate(header());
+    accept(calls.length - 1, 0, 7, 9);
+    expect(await moved).toEqual(identity(7, 9));
+    expect(await authenticator.authenticate(header())).toEqual(identity(7, 9));
+  });
+
+  it('does not cache unleased an answer to a call sent before the feed started', async () => {
+    const { authenticator, calls, accept, advance, trust } = setup();
+    trust(10_000);
+    const early = authenticator.authenticate(header());
+    advance(5);
+    authenticator.followChanges();
+    accept(0);
+    expect(await early).toEqual(identity());
+    expect(authenticator.cachedTokens).toBe(0);
+    void authenticator.authenticate(header());
+    expect(calls).toHaveLength(2);
+  });
+
+  it('forgets everything when the feed starts again', async () => {
+    const context = setup();
+    context.authenticator.followChanges();
+    context.trust(10_000);
+    await cacheOne(context);
+    context.authenticator.followChanges();
+    expect(context.authenticator.cachedTokens).toBe(0);
+  });
+
+  it('reports a token used from the cache once a minute, and takes back a report that failed', async () => {
+    const context = setup(600_000);
+    const { authenticator, advance, trust } = context;
+    authenticator.followChanges();
+    trust(1_000_000);
+    await cacheOne(context);
+    await authenticator.authenticate(header());
+    expect(authenticator.takeUsedTokens(10)).toEqual([]); // the token service recorded the first use itself
+    advance(60_000);
+    await authenticator.authenticate(header());
+    await authenticator.authenticate(header());
+    const used = authenticator.takeUsedTokens(10);
+    expect(used).toEqual([7]);
+    authenticator.returnUsedTokens(used);
+    expect(authenticator.takeUsedTokens(10)).toEqual([7]);
+    expect(authenticator.takeUsedTokens(10)).toEqual([]);
+  });
+});

@@ -15,6 +15,8 @@ export type Authentication =
 const REFUSED: Authentication = { outcome: 'refused' };
 const UNAVAILABLE: Authentication = { outcome: 'unavailable' };
 
+const UINT32_MAX = 0xffff_ffff;
+
 /** RFC 6750 `Bearer <b64token>`; anything longer than 256 characters cannot be a Worklane token. */
 const BEARER = /^Bearer +([A-Za-z0-9\-._~+/]{1,256}=*) *$/i;
 
@@ -28,46 +30,88 @@ export function bearerToken(header: string | undefined): string | undefined {
 const UNSIGNED_CALLER = 'caller is not signed';
 
 export interface AuthCacheOptions {
-  /** Lease to ask the token service for, in milliseconds (GATEWAY_AUTH_CACHE_TTL_MS); 0 disables the cache. */
+  /**
+   * Longest an acceptance is reused, in milliseconds (GATEWAY_AUTH_CACHE_TTL_MS); 0 disables the
+   * cache. Without the token change feed it is also the lease asked for, which the token service
+   * caps (TOKEN_CACHE_MAX_TTL_MS).
+   */
   ttlMs: number;
   /** Most tokens remembered at once; the least recently used one makes room. */
   maxEntries?: number;
   /** A monotonic clock in milliseconds; performance.now() unless a test steps one. */
   now?: () => number;
+  /** A TokenChangeFeed keeps this cache up to date (followChanges, forget, trustUntil). */
+  followsChanges?: boolean;
 }
 
 export const DEFAULT_AUTH_CACHE_ENTRIES = 10_000;
+
+/**
+ * How often a token accepted from the cache is reported as used (with the feed's next call): the
+ * token service records last use to the minute.
+ */
+export const USE_REPORT_INTERVAL_MS = 60_000;
 
 /** One answer of the token service and the time, on the monotonic clock, its request was sent. */
 interface Answer {
   result: Authentication;
   sentAt: number;
-  /** The lease granted (0: none), capped by what we asked for. */
-  leaseMs: number;
+  /** A request that joined the call may take its acceptance only if it started before this. */
+  shareUntil: number;
+}
+
+interface Entry {
+  result: Authentication & { outcome: 'authenticated' };
+  /** When it stops being reused, whatever else happens. */
+  expiresAt: number;
+  /** Kept on a lease of the token service: valid on its own. Else only while the feed is trusted. */
+  leased: boolean;
+  /** When its use was last recorded by the token service, or reported to it. */
+  reportedAt: number;
 }
 
 /**
- * Asks the token service about every request it cannot answer from a cache that is guaranteed
- * fresh (the README's Architecture section: leases and revocation). The token service grants each successful authentication a lease
- * (Identity.cache_ttl_ms) that it records on the token row, and RevokeToken does not return before
- * that lease has run out by the database's clock. The lease starts when the database looks the
- * token up, which is after this gateway sent the call, so an entry kept for the lease measured
- * from the moment the call was SENT, on a monotonic clock, always expires before the revoking
- * call can return: a request that starts after it returns never finds the token cached.
+ * Answers API requests' token checks, from a cache when it can prove the answer still holds, else
+ * by asking the token service; a refusal (401) or unavailability (503) is never cached.
  *
- * Only acceptances are cached, per SHA-256 of the bearer value (never the value itself):
- * refusals (401) and unavailability (503) are asked again on the next request. Concurrent misses
- * for one token share one call; a request that joined it after the answer's lease ran out (which
- * a revocation could have waited out) does not take its acceptance and asks again.
+ * Two ways to keep a cached acceptance honest, so that once RevokeToken returns no request that
+ * starts afterwards is accepted with the token (the README's Architecture section):
+ *
+ * - **The token change feed** (followsChanges, kept by TokenChangeFeed): the token service lists
+ *   every token deleted or moved, in commit order, and grants each complete answer a lease that
+ *   RevokeToken waits out. Acceptances asked without a lease (a read-only check in the token
+ *   service) are kept up to ttlMs, and reused only while the last complete feed answer's lease,
+ *   counted from when that answer was SENT, lasts (trustUntil). A revocation that committed
+ *   before a feed answer's snapshot is in that answer, which drops the token here; one that
+ *   committed after it waits out that answer's lease before it returns. An acceptance whose call
+ *   was sent before the feed dropped its token, or before the feed started (followChanges), is
+ *   used for its own request but never cached.
+ * - **Leases per token**, without the feed or while it is not trusted: each acceptance is kept
+ *   for the lease the token service granted on that token, from when the call was sent.
+ *
+ * Cached per SHA-256 of the bearer value (never the value itself). Concurrent misses for one
+ * token share one call; a request that joined it after it could have been overtaken by a
+ * revocation asks again.
  */
 export class TokenAuthenticator {
   private lastWarning = 0;
   private readonly ttlMs: number;
   private readonly maxEntries: number;
   private readonly now: () => number;
-  /** Accepted tokens by hash, least recently used first, each with its expiry on the monotonic clock. */
-  private readonly cache = new Map<string, { result: Authentication; expiresAt: number }>();
+  private readonly followsChanges: boolean;
+  /** Accepted tokens by hash, least recently used first. */
+  private readonly cache = new Map<string, Entry>();
+  /** The cache key of each cached token id, so the feed can drop a token by id. */
+  private readonly keyOfToken = new Map<number, string>();
   private readonly inFlight = new Map<string, Promise<Answer>>();
+  /** Feed answers before this (monotonic) time are not trusted: the cache may serve unleased entries only before it. */
+  private trustedUntil = -Infinity;
+  /** Calls sent before this were answered before the feed's cursor: their acceptances are not cached unleased. */
+  private followingSince = Infinity;
+  /** When the feed last dropped each token, kept while an answer sent before it may still arrive. */
+  private readonly changedAt = new Map<number, number>();
+  /** Tokens accepted from the cache whose use the feed has yet to report. */
+  private used = new Set<number>();
 
   constructor(
     private readonly client: tokenV1.TokenServiceClient,
@@ -78,6 +122,7 @@ export class TokenAuthenticator {
     this.ttlMs = Math.max(0, Math.floor(cache.ttlMs));
     this.maxEntries = Math.max(1, cache.maxEntries ?? DEFAULT_AUTH_CACHE_ENTRIES);
     this.now = cache.now ?? (() => performance.now());
+    this.followsChanges = cache.followsChanges ?? false;
   }
 
   /** How many tokens are cached (expired ones included until they are next looked up or pushed out). */
@@ -85,62 +130,140 @@ export class TokenAuthenticator {
     return this.cache.size;
   }
 
+  /** Whether unleased acceptances may be served now: the feed's last complete answer still holds. */
+  get trusted(): boolean {
+    return this.now() < this.trustedUntil;
+  }
+
   async authenticate(authorization: string | undefined): Promise<Authentication> {
     const token = bearerToken(authorization);
     if (!token) return REFUSED;
-    if (this.ttlMs === 0) return (await this.ask(token)).result;
+    if (this.ttlMs === 0) return (await this.ask(token, 0)).result;
 
     const key = createHash('sha256').update(token).digest('base64');
     const startedAt = this.now();
     const cached = this.cache.get(key);
     if (cached) {
-      this.cache.delete(key);
-      if (startedAt < cached.expiresAt) {
+      if (startedAt >= cached.expiresAt) this.drop(key, cached);
+      else if (cached.leased || startedAt < this.trustedUntil) {
+        this.cache.delete(key);
         this.cache.set(key, cached); // most recently used
+        if (!cached.leased && startedAt - cached.reportedAt >= USE_REPORT_INTERVAL_MS) {
+          cached.reportedAt = startedAt;
+          this.used.add(cached.result.identity.tokenId);
+        }
         return cached.result;
       }
+      // Else the feed is not trusted now: the entry waits for it, and this request asks.
     }
     const pending = this.inFlight.get(key);
     if (pending) {
       const answer = await pending;
-      // The shared call may have been answered before a revocation that returned before this
-      // request started; its lease bounds how late that can be.
-      if (answer.result.outcome !== 'authenticated' || startedAt < answer.sentAt + answer.leaseMs) return answer.result;
+      if (answer.result.outcome !== 'authenticated' || startedAt < answer.shareUntil) return answer.result;
     }
     return (await this.lookUp(key, token)).result;
   }
 
-  /** Asks the token service, shares the call with concurrent misses and caches an acceptance for its lease. */
+  /** The feed starts (again) from a cursor read now: forget everything, cache what is asked from now on. */
+  followChanges(): void {
+    this.cache.clear();
+    this.keyOfToken.clear();
+    this.followingSince = this.now();
+  }
+
+  /** The feed listed these tokens as changed: drop them, and do not cache answers already on their way. */
+  forget(tokenIds: Iterable<number>): void {
+    const now = this.now();
+    for (const tokenId of tokenIds) {
+      // Deleted first, so the map stays in the order of the times it holds.
+      this.changedAt.delete(tokenId);
+      this.changedAt.set(tokenId, now);
+      const key = this.keyOfToken.get(tokenId);
+      const entry = key === undefined ? undefined : this.cache.get(key);
+      if (key !== undefined && entry) this.drop(key, entry);
+      else this.keyOfToken.delete(tokenId);
+    }
+    // An answer arrives within its deadline of being sent, or not at all.
+    for (const [tokenId, at] of this.changedAt) {
+      if (now - at <= 2 * this.deadlineMs + 1_000) break;
+      this.changedAt.delete(tokenId);
+    }
+  }
+
+  /** A complete feed answer holds until `until` (when it was sent plus the lease granted): unleased entries may be served until then. */
+  trustUntil(until: number): void {
+    if (until > this.trustedUntil) this.trustedUntil = until;
+  }
+
+  /** The tokens accepted from the cache since the last call, for the feed to report. */
+  takeUsedTokens(max: number): number[] {
+    const ids: number[] = [];
+    for (const id of this.used) {
+      if (ids.length >= max) break;
+      ids.push(id);
+      this.used.delete(id);
+    }
+    return ids;
+  }
+
+  /** Gives back used tokens a failed feed call could not report. */
+  returnUsedTokens(ids: readonly number[]): void {
+    for (const id of ids) this.used.add(id);
+  }
+
+  private drop(key: string, entry: Entry): void {
+    this.cache.delete(key);
+    const tokenId = entry.result.identity.tokenId;
+    if (this.keyOfToken.get(tokenId) === key) this.keyOfToken.delete(tokenId);
+  }
+
+  /**
+   * Asks the token service, shares the call with concurrent misses and caches an acceptance:
+   * without a lease while the feed is trusted, else on a lease.
+   */
   private lookUp(key: string, token: string): Promise<Answer> {
-    const call = this.ask(token).then((answer) => {
+    const unleased = this.followsChanges && this.now() < this.trustedUntil;
+    const call = this.ask(token, unleased ? 0 : this.ttlMs).then(({ result, sentAt, leaseMs }): Answer => {
       if (this.inFlight.get(key) === call) this.inFlight.delete(key);
-      if (answer.result.outcome === 'refused') this.cache.delete(key);
-      const expiresAt = answer.sentAt + answer.leaseMs;
-      if (answer.result.outcome === 'authenticated' && answer.leaseMs > 0 && expiresAt > this.now()) this.remember(key, answer.result, expiresAt);
-      return answer;
+      const existing = this.cache.get(key);
+      if (result.outcome === 'refused' && existing) this.drop(key, existing);
+      if (result.outcome !== 'authenticated') return { result, sentAt, shareUntil: -Infinity };
+      const now = this.now();
+      if (unleased) {
+        const changed = this.changedAt.get(result.identity.tokenId);
+        const current = sentAt >= this.followingSince && (changed === undefined || changed < sentAt) && now - sentAt <= this.deadlineMs;
+        if (current) this.remember(key, { result, expiresAt: sentAt + this.ttlMs, leased: false, reportedAt: sentAt });
+        // A request that joined after the call was sent may take it only if the feed vouches for it now.
+        return { result, sentAt, shareUntil: current && now < this.trustedUntil ? Infinity : sentAt };
+      }
+      const expiresAt = sentAt + leaseMs;
+      if (leaseMs > 0 && expiresAt > now) this.remember(key, { result, expiresAt, leased: true, reportedAt: sentAt });
+      return { result, sentAt, shareUntil: expiresAt };
     });
     this.inFlight.set(key, call);
     return call;
   }
 
-  private remember(key: string, result: Authentication, expiresAt: number): void {
-    this.cache.delete(key);
+  private remember(key: string, entry: Entry): void {
+    const existing = this.cache.get(key);
+    if (existing) this.drop(key, existing);
     while (this.cache.size >= this.maxEntries) {
-      const oldest = this.cache.keys().next().value as string;
-      this.cache.delete(oldest);
+      const [oldestKey, oldest] = this.cache.entries().next().value as [string, Entry];
+      this.drop(oldestKey, oldest);
     }
-    this.cache.set(key, { result, expiresAt });
+    this.cache.set(key, entry);
+    this.keyOfToken.set(entry.result.identity.tokenId, key);
   }
 
-  private async ask(token: string): Promise<Answer> {
+  private async ask(token: string, leaseAsked: number): Promise<{ result: Authentication; sentAt: number; leaseMs: number }> {
     // Taken before the call is made, so it is no later than the moment the request leaves.
     const sentAt = this.now();
     try {
       const identity = await unaryCall<tokenV1.Identity__Output>(
-        (metadata, options, done) => this.client.Authenticate({ token, cache_ttl_ms: this.ttlMs }, metadata, options, done),
+        (metadata, options, done) => this.client.Authenticate({ token, cache_ttl_ms: Math.min(leaseAsked, UINT32_MAX) }, metadata, options, done),
         this.deadlineMs,
       );
-      const leaseMs = Math.min(Number(identity.cache_ttl_ms) || 0, this.ttlMs);
+      const leaseMs = Math.min(Number(identity.cache_ttl_ms) || 0, leaseAsked);
       return {
         result: { outcome: 'authenticated', identity: { teamId: identity.team_id, userId: identity.user_id, tokenId: identity.token_id } },
         sentAt,

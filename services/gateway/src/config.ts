@@ -77,10 +77,19 @@ export const configSchema = z.object({
     .number()
     .int()
     .min(0)
-    .max(5_000)
-    .default(1_000)
+    .max(3_600_000)
+    .default(60_000)
     .describe(
-      'How long this replica may reuse a successful token check, at most; the token service grants up to TOKEN_CACHE_MAX_TTL_MS and revoking waits for it to run out. 0 asks the token service on every request',
+      "Longest this replica reuses a successful token check. While it follows the token service's change feed (GATEWAY_TOKEN_CHANGES_INTERVAL_MS) a revoked or moved token is dropped at once whatever this is; otherwise the token service's lease caps it (TOKEN_CACHE_MAX_TTL_MS). 0 asks the token service on every request",
+    ),
+  GATEWAY_TOKEN_CHANGES_INTERVAL_MS: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(5_000)
+    .default(200)
+    .describe(
+      "How often this replica reads the token service's feed of revoked and moved tokens, which lets it keep token checks for GATEWAY_AUTH_CACHE_TTL_MS; keep it well under the feed's lease (TOKEN_CHANGES_LEASE_MS), past which the cache is not trusted. 0 does not follow the feed: checks are kept only for the token service's lease per token",
     ),
   AUTHENTICATE_TIMEOUT_MS: z.coerce.number().int().min(50).max(30_000).default(2_000).describe('Deadline of the token service call; past it the request gets 503'),
   UPSTREAM_TIMEOUT_MS: z.coerce

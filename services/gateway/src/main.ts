@@ -9,6 +9,7 @@ import { TokenAuthenticator } from './authenticate';
 import { createAgents } from './proxy';
 import { RateLimiter, RefusalPacing } from './rate-limit';
 import { RateLimitSync } from './rate-limit-sync';
+import { TokenChangeFeed } from './token-changes';
 
 async function main(): Promise<void> {
   const { logger, metrics, lifecycle, tracing } = runtime;
@@ -34,6 +35,19 @@ async function main(): Promise<void> {
     teamRateLimiter.sweep();
   }, 60_000).unref();
   const agents = createAgents();
+  const followsChanges = config.GATEWAY_TOKEN_CHANGES_INTERVAL_MS > 0 && config.GATEWAY_AUTH_CACHE_TTL_MS > 0;
+  const authenticator = new TokenAuthenticator(tokenClient, config.AUTHENTICATE_TIMEOUT_MS, logger, { ttlMs: config.GATEWAY_AUTH_CACHE_TTL_MS, followsChanges });
+  // Revocations and moves reach the cache within an interval; a revocation waits for the feed's lease.
+  const tokenChanges = followsChanges
+    ? new TokenChangeFeed({
+        client: tokenClient,
+        authenticator,
+        intervalMs: config.GATEWAY_TOKEN_CHANGES_INTERVAL_MS,
+        timeoutMs: config.AUTHENTICATE_TIMEOUT_MS,
+        logger,
+        registry: metrics.registry,
+      })
+    : undefined;
 
   const upstreams: Partial<Record<Upstream, string>> = {
     project: config.PROJECT_SERVICE_URL,
@@ -47,7 +61,7 @@ async function main(): Promise<void> {
     logger,
     metrics,
     identitySigner: { name: 'gateway', key: config.SIGNING_PRIVATE_KEY },
-    authenticator: new TokenAuthenticator(tokenClient, config.AUTHENTICATE_TIMEOUT_MS, logger, { ttlMs: config.GATEWAY_AUTH_CACHE_TTL_MS }),
+    authenticator,
     rateLimiter,
     teamRateLimiter,
     responseUnitBytes: config.RATE_LIMIT_RESPONSE_UNIT_BYTES,
@@ -64,11 +78,13 @@ async function main(): Promise<void> {
   });
   const server = await listen(app, config.HTTP_PORT, config.HOST);
   rateLimitSync?.start();
+  tokenChanges?.start();
   const metricsServer = await serveMetrics(metrics, config.METRICS_PORT, config.HOST);
 
   lifecycle
     .onShutdown('http', () => closeHttpServer(server))
     .onShutdown('rate limit sync', async () => void (await rateLimitSync?.stop(config.RATE_LIMIT_SYNC_TIMEOUT_MS)))
+    .onShutdown('token changes', async () => void (await tokenChanges?.stop(config.AUTHENTICATE_TIMEOUT_MS)))
     .onShutdown('clients', () => {
       clearInterval(sweeper);
       tokenClient.close();

@@ -8,6 +8,7 @@ import { loadProto, type TokenProto } from '@worklane/proto';
 import type { SessionLifetime } from './data/sessions';
 import { accountServiceHandlers } from './rpc/account-service';
 import { syncRateLimitsHandler } from './rpc/rate-limits';
+import { listTokenChangesHandler } from './rpc/token-changes';
 import { tokenServiceHandlers } from './rpc/token-service';
 
 export interface AppDeps {
@@ -20,17 +21,20 @@ export interface AppDeps {
   isReady: () => boolean | Promise<boolean>;
   /** Longest lease Authenticate grants (TOKEN_CACHE_MAX_TTL_MS); 1000 when unset, 0 grants none. */
   tokenCacheMaxTtlMs?: number;
+  /** The token change feed's lease (TOKEN_CHANGES_LEASE_MS); 1000 when unset, 0 grants none. */
+  tokenChangesLeaseMs?: number;
   /** API tokens one team may hold (TEAM_MAX_API_TOKENS); 100 when unset. */
   maxTokensPerTeam?: number;
 }
 
-/** Who may call each method: only the gateway authenticates API tokens and shares rate limits; the console and the CLI manage tokens. */
+/** Who may call each method: only the gateway authenticates API tokens, follows their changes and shares rate limits; the console and the CLI manage tokens. */
 export const TOKEN_SERVICE_CALLERS = {
   Authenticate: ['gateway'],
   CreateToken: ['console', 'cli'],
   ListTokens: ['console', 'cli'],
   RevokeToken: ['console', 'cli'],
   SyncRateLimits: ['gateway'],
+  ListTokenChanges: ['gateway'],
 } as const;
 
 /** Sign-in and sessions are the console's; the issue service reads memberships (assignees). */
@@ -62,6 +66,7 @@ export function createApp(deps: AppDeps): TokenApp {
     {
       ...tokenServiceHandlers({ pool: deps.pool, logger: deps.logger, maxLeaseMs: deps.tokenCacheMaxTtlMs ?? 1_000, maxTokensPerTeam: deps.maxTokensPerTeam ?? 100 }),
       SyncRateLimits: syncRateLimitsHandler(deps.pool),
+      ListTokenChanges: listTokenChangesHandler({ db: deps.pool, logger: deps.logger, leaseMs: deps.tokenChangesLeaseMs ?? 1_000 }),
     },
     TOKEN_SERVICE_CALLERS,
   );

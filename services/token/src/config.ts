@@ -21,6 +21,22 @@ export const configSchema = z
       .max(5_000)
       .default(1_000)
       .describe('Longest a gateway may cache an authenticated token (the lease granted); revoking a token waits up to this long; 0 grants no leases'),
+    TOKEN_CHANGES_LEASE_MS: z.coerce
+      .number()
+      .int()
+      .min(0)
+      .max(10_000)
+      .default(1_000)
+      .describe(
+        'How long a gateway may go on accepting tokens from its long-lived cache after its last answer from the token change feed; revoking a token waits up to this long, so a revoked token is refused everywhere once the revocation returns; 0 lets gateways keep only leased answers (TOKEN_CACHE_MAX_TTL_MS)',
+      ),
+    TOKEN_CHANGES_RETENTION_SECONDS: z.coerce
+      .number()
+      .int()
+      .min(60)
+      .max(86_400)
+      .default(600)
+      .describe('How long the token change feed keeps a change; a gateway that has not read the feed for longer forgets its whole cache'),
     TEAM_MAX_API_TOKENS: teamQuota(100, 'API tokens'),
     RATE_LIMIT_SWEEP_INTERVAL_MS: z.coerce
       .number()

@@ -7,6 +7,7 @@ import { exitOnStartupFailure, closeMetricsServer, serveMetrics } from '@worklan
 import { createApp } from './app';
 import { TRUSTED_PRINCIPALS } from './config';
 import { RateLimitSweep } from './data/rate-limit-sweep';
+import { TokenChangeRetention } from './data/token-change-retention';
 
 const MIGRATIONS = join(__dirname, '..', 'migrations');
 
@@ -23,17 +24,21 @@ async function main(): Promise<void> {
     // Its own database only: it needs nothing else to answer.
     isReady: readiness({ lifecycle, logger, checks: { database: () => pingDatabase(pool) } }),
     tokenCacheMaxTtlMs: config.TOKEN_CACHE_MAX_TTL_MS,
+    tokenChangesLeaseMs: config.TOKEN_CHANGES_LEASE_MS,
     maxTokensPerTeam: config.TEAM_MAX_API_TOKENS,
   });
   const rateLimitSweep = new RateLimitSweep({ db: pool, logger, intervalMs: config.RATE_LIMIT_SWEEP_INTERVAL_MS, registry: metrics.registry });
+  const tokenChangeRetention = new TokenChangeRetention({ db: pool, logger, retentionSeconds: config.TOKEN_CHANGES_RETENTION_SECONDS, registry: metrics.registry });
   const grpcPort = await app.grpc.listen(config.HOST, config.GRPC_PORT);
   rateLimitSweep.start();
+  tokenChangeRetention.start();
   const server = await listen(app.ops, config.HTTP_PORT, config.HOST);
   const metricsServer = await serveMetrics(metrics, config.METRICS_PORT, config.HOST);
 
   lifecycle
     .onShutdown('grpc', () => app.grpc.shutdown())
     .onShutdown('rate limit sweep', async () => void (await rateLimitSweep.stop()))
+    .onShutdown('token change retention', async () => void (await tokenChangeRetention.stop()))
     .onShutdown('http', () => closeHttpServer(server))
     .onShutdown('database', () => pool.end())
     .onShutdown('metrics', () => closeMetricsServer(metricsServer))

@@ -6,6 +6,7 @@ import type { Logger } from '@worklane/observability';
 import type { tokenV1 } from '@worklane/proto';
 import { findMembership, findTeam, findUser } from '../data/accounts';
 import { NotAMemberError, deleteToken, findTokenByHash, insertToken, leaseRemainingMs, leaseTokenByHash, listTokens, touchToken, type ApiTokenRecord } from '../data/tokens';
+import { revocationWait } from '../data/token-changes';
 import { generateToken, hashToken, isWellFormedToken } from '../domain/token-format';
 import { displayName, id, parseRequest } from './validation';
 
@@ -126,8 +127,11 @@ export function tokenServiceHandlers({ pool, logger, maxLeaseMs, maxTokensPerTea
       const deleted = await deleteToken(pool, team_id, token_id);
       if (!deleted) throw RpcError.notFound(`token ${token_id} not found in team ${team_id}`);
       // ...and no gateway still accepts it from its cache: answer only once the last lease granted
-      // on it has run out by the database's clock (the clock that measured the lease).
-      await waitOutLease(deleted.lease_until, deleted.lease_remaining_ms);
+      // on it, and the token change feed's lease, have run out by the database's clock (the clock
+      // that measured them). A gateway that read the feed after the delete dropped the token; one
+      // that read it before relies on a lease this waits out.
+      const wait = await revocationWait(pool, deleted.lease_until);
+      await waitOutLease(wait.leaseUntil, wait.remainingMs);
       return {};
     },
   };

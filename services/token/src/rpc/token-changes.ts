@@ -1,0 +1,52 @@
+import { z } from '@worklane/config';
+import type { Queryable } from '@worklane/db';
+import type { UnaryHandler } from '@worklane/grpc';
+import type { Logger } from '@worklane/observability';
+import type { tokenV1 } from '@worklane/proto';
+import { extendFeedLease, readTokenChanges, touchTokens } from '../data/token-changes';
+import { id, parseRequest } from './validation';
+
+/** Used tokens one call may report (the proto's contract). */
+export const MAX_USED_TOKENS = 10_000;
+/** Changes one answer lists at most; `more` says when others wait. */
+export const CHANGES_PER_PAGE = 5_000;
+
+const request = z.object({
+  cursor: z.number().int('must be an integer').min(0, 'must not be negative'),
+  used_token_ids: z.array(id()).max(MAX_USED_TOKENS, `must hold at most ${MAX_USED_TOKENS} ids`),
+});
+
+export interface TokenChangesDeps {
+  db: Queryable;
+  logger: Logger;
+  /** The feed's lease (TOKEN_CHANGES_LEASE_MS); 0 grants none. */
+  leaseMs: number;
+}
+
+/**
+ * ListTokenChanges: a page of the token change feed and the lease the caller may rely on. The
+ * lease is extended only when less than half of it is left, so the readers of every gateway
+ * replica together write it a few times a second at most; an answer's lease is read in the same
+ * snapshot as its changes, after any extension committed.
+ */
+export function listTokenChangesHandler({ db, logger, leaseMs }: TokenChangesDeps): UnaryHandler<tokenV1.ListTokenChangesRequest__Output, tokenV1.ListTokenChangesResponse> {
+  return async (call) => {
+    const { cursor, used_token_ids } = parseRequest(request, call);
+    if (used_token_ids.length > 0) {
+      // Bookkeeping only: a failure here must not stop the feed that revocation relies on.
+      touchTokens(db, used_token_ids).catch((error: unknown) => logger.warn({ err: error, tokens: used_token_ids.length }, 'could not record token use'));
+    }
+    let page = await readTokenChanges(db, cursor, CHANGES_PER_PAGE);
+    if (leaseMs > 0 && page.leaseRemainingMs < leaseMs / 2) {
+      await extendFeedLease(db, leaseMs);
+      page = await readTokenChanges(db, cursor, CHANGES_PER_PAGE);
+    }
+    return {
+      token_ids: page.tokenIds,
+      cursor: page.cursor,
+      more: page.more,
+      reset: page.reset,
+      cache_valid_ms: leaseMs > 0 ? Math.min(leaseMs, page.leaseRemainingMs) : 0,
+    };
+  };
+}

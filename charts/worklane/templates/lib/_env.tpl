@@ -143,10 +143,17 @@ the client's before it. Trusting exactly those hops ignores whatever the client 
 {{- $_ := set $data "RATE_LIMIT_SYNC_INTERVAL_MS" (printf "%d" (int64 .syncIntervalMs)) -}}
 {{- $_ := set $data "RATE_LIMIT_SYNC_TIMEOUT_MS" (printf "%d" (int64 .syncTimeoutMs)) -}}
 {{- end -}}
+{{- $_ := set $data "GATEWAY_AUTH_CACHE_TTL_MS" (printf "%d" (int64 $root.Values.apiAuthentication.cacheTtlMs)) -}}
+{{- $_ := set $data "GATEWAY_TOKEN_CHANGES_INTERVAL_MS" (printf "%d" (int64 $root.Values.apiAuthentication.changesIntervalMs)) -}}
 {{- end -}}
-{{- /* The token service keeps the gateways' shared rate-limit buckets. */ -}}
+{{- /* The token service keeps the gateways' shared rate-limit buckets and the token change feed. */ -}}
 {{- if eq .component "token" -}}
 {{- $_ := set $data "RATE_LIMIT_SWEEP_INTERVAL_MS" (printf "%d" (int64 $root.Values.apiRateLimits.sharedSweepIntervalMs)) -}}
+{{- with $root.Values.apiAuthentication -}}
+{{- $_ := set $data "TOKEN_CHANGES_LEASE_MS" (printf "%d" (int64 .changesLeaseMs)) -}}
+{{- $_ := set $data "TOKEN_CHANGES_RETENTION_SECONDS" (printf "%d" (int64 .changesRetentionSeconds)) -}}
+{{- $_ := set $data "TOKEN_CACHE_MAX_TTL_MS" (printf "%d" (int64 .tokenLeaseMaxMs)) -}}
+{{- end -}}
 {{- end -}}
 {{- $quotas := $root.Values.teamQuotas -}}
 {{- if eq .component "project" -}}

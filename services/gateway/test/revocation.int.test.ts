@@ -1,7 +1,10 @@
-// Each gateway caches a token's acceptance only for the lease the token service granted, and
-// revoking waits every such lease out, so revocation is immediate on every gateway replica; the
-// gateway refuses (503) rather than guesses when the token service is down and no lease covers the
-// token.
+// Each gateway keeps a token's acceptance for a long while (GATEWAY_AUTH_CACHE_TTL_MS) and drops it
+// when the token service's change feed lists the token; it trusts its cache only while its last
+// read of the feed holds (the feed's lease), and revoking waits that lease out, so revocation is
+// immediate on every gateway replica, and so is whatever deletes or moves a token once any later
+// revocation has returned. The gateway refuses (503) rather than guesses when the token service is
+// down and no lease covers the token.
+import { Client } from 'pg';
 import { api, bootstrapTeam, createToken, revokeToken, startSystem, type BootstrapResult, type ServiceHandle, type System } from '@worklane/testing';
 import { direct, eventually } from './support';
 
@@ -48,6 +51,58 @@ describe('revocation', () => {
     const { token_id } = await createToken(system, { teamId: team.team_id, email: team.email });
     await revokeToken(system, { teamId: team.team_id, tokenId: token_id });
     for (const gateway of gateways) expect((await api(gateway, team.token).get(projects())).status).toBe(200);
+  });
+});
+
+/** Runs SQL in the token service's schema, as an operator or a cascade would change its tables. */
+async function tokenSql<Row extends object = Record<string, unknown>>(text: string, values: unknown[] = []): Promise<Row[]> {
+  const client = new Client({ connectionString: system.databaseUrl, options: '-c search_path=token' });
+  await client.connect();
+  try {
+    return (await client.query(text, values)).rows as Row[];
+  } finally {
+    await client.end();
+  }
+}
+
+/**
+ * Returns once a revocation started after now has returned: from then on every gateway has either
+ * read every token change committed before, or stopped trusting its cache.
+ */
+async function revocationBarrier(): Promise<void> {
+  const { token_id } = await createToken(system, { teamId: team.team_id, email: team.email });
+  await revokeToken(system, { teamId: team.team_id, tokenId: token_id });
+}
+
+describe('token changes outside RevokeToken', () => {
+  it('refuses, on every gateway, a token gone with its owner’s membership', async () => {
+    // A second member of the team, with a token each gateway has cached.
+    const email = `leaver-${Date.now()}@example.test`;
+    const [user] = await tokenSql<{ id: number }>(`INSERT INTO users (email, name, password_hash) VALUES ($1, 'Leaver', 'unusable') RETURNING id`, [email]);
+    await tokenSql(`INSERT INTO memberships (team_id, user_id, role) VALUES ($1, $2, 'member')`, [team.team_id, user!.id]);
+    const { token } = await createToken(system, { teamId: team.team_id, email });
+    for (const gateway of gateways) expect((await api(gateway, token).get(projects())).status).toBe(200);
+
+    await tokenSql('DELETE FROM memberships WHERE team_id = $1 AND user_id = $2', [team.team_id, user!.id]);
+    await revocationBarrier();
+
+    for (let attempt = 0; attempt < 10; attempt++) expect((await api(gateways[attempt % 2]!, token).get(projects())).status).toBe(401);
+    for (const gateway of gateways) expect((await api(gateway, team.token).get(projects())).status).toBe(200);
+  });
+
+  it('honours a token moved to another team: its old team’s paths get 403, the new team’s are served', async () => {
+    const { token_id, token } = await createToken(system, { teamId: team.team_id, email: team.email });
+    for (const gateway of gateways) expect((await api(gateway, token).get(projects())).status).toBe(200);
+
+    const [other] = await tokenSql<{ id: number }>(`INSERT INTO teams (name) VALUES ('Moved to') RETURNING id`);
+    await tokenSql(`INSERT INTO memberships (team_id, user_id, role) VALUES ($1, $2, 'owner')`, [other!.id, team.user_id]);
+    await tokenSql('UPDATE api_tokens SET team_id = $1 WHERE id = $2', [other!.id, token_id]);
+    await revocationBarrier();
+
+    for (const gateway of gateways) {
+      expect((await api(gateway, token).get(projects())).status).toBe(403);
+      expect((await api(gateway, token).get(`/teams/${other!.id}/organizations`)).status).toBe(200);
+    }
   });
 });
 

@@ -22,6 +22,8 @@ export interface PoolOptions {
   applicationName: string;
   /** Told when an idle pooled connection breaks (server restart, failover, terminated backend). */
   onIdleClientError?: (error: Error) => void;
+  /** Settings every session of the pool starts with (`synchronous_commit: 'off'`, say), besides the search path. */
+  settings?: Readonly<Record<string, string>>;
 }
 
 /** A connection pool whose sessions see only the service's schema. */
@@ -30,7 +32,7 @@ export function createPool(options: PoolOptions): pg.Pool {
     connectionString: options.url,
     max: options.max ?? 10,
     application_name: options.applicationName,
-    options: `-c search_path=${options.schema}`,
+    options: [`-c search_path=${options.schema}`, ...Object.entries(options.settings ?? {}).map(([name, value]) => `-c ${name}=${value}`)].join(' '),
     idleTimeoutMillis: 30_000,
     connectionTimeoutMillis: 5_000,
     types,

@@ -40,11 +40,14 @@ export function openWorkerPool(
   config: Omit<ServiceDatabaseConfig, 'MIGRATE_ON_START' | 'DATABASE_POOL_MAX'>,
   max: number,
   logger?: { warn(object: object, message: string): void },
+  /** Session settings of the work's connections (PoolOptions.settings). */
+  settings?: Readonly<Record<string, string>>,
 ): pg.Pool {
   return createPool({
     url: config.DATABASE_URL,
     schema: config.DATABASE_SCHEMA,
     max,
+    settings,
     applicationName: `${service}-worker`,
     onIdleClientError: (error) => logger?.warn({ err: error }, 'an idle database connection of the background work broke; it will be replaced'),
   });

@@ -9,7 +9,7 @@ import { createApp } from './app';
 import { grpcProjectDirectory, grpcTeamMembers, rememberingProjectDirectory } from './clients/directories';
 import { IDENTITY_ISSUERS } from './config';
 import { IssueStore } from './data/issues';
-import { OutboxRelay } from './events/relay';
+import { OutboxRelay, RELAY_SESSION_SETTINGS } from './events/relay';
 
 const MIGRATIONS = join(__dirname, '..', 'migrations');
 
@@ -17,8 +17,9 @@ async function main(): Promise<void> {
   const { logger, metrics, lifecycle, tracing } = runtime;
   const pool = await openServiceDatabase('issue', config, MIGRATIONS, logger);
   // The relay has connections of its own: a burst of slow API requests cannot delay publishing.
-  const relayPool = openWorkerPool('issue', config, config.OUTBOX_DATABASE_POOL_MAX, logger);
-  const nats = await connectNats(config.NATS_URL, 'issue', logger);
+  const relayPool = openWorkerPool('issue', config, config.OUTBOX_DATABASE_POOL_MAX, logger, RELAY_SESSION_SETTINGS);
+  // Every publish of the relay is a request: no captured stack per request (a failure still says what failed).
+  const nats = await connectNats(config.NATS_URL, 'issue', logger, { asyncTraces: false });
   const jsm = await jetstreamManager(nats);
   const declareStream = async () => {
     await ensureIssueEventsStream(jsm, { limits: streamLimitsFrom(config), logger });

@@ -10,7 +10,7 @@ import {
   restoreTraceContext,
   type JetStreamClient,
 } from '@worklane/messaging';
-import { BackgroundWorker, type Logger, type Registry } from '@worklane/observability';
+import { BackgroundWorker, type Logger, type PassResult, type Registry } from '@worklane/observability';
 import { OUTBOX_CHANNEL } from '../data/issues';
 import { moveToDeadLetters, permanentFailure, prepareMessage, type DeadLetterReason, type PermanentFailure } from './dead-letter';
 
@@ -30,8 +30,25 @@ interface OutboxRow {
  */
 const CLAIM_SECONDS = 15;
 
+/**
+ * The longest a published row waits for its mark when no notification brings the next claim
+ * sooner (the poll interval, when shorter): well within CLAIM_SECONDS, so that no other relay
+ * takes the row again meanwhile.
+ */
+const MARK_WITHIN_MS = 5_000;
+
 /** How many batches deep a claim looks for the earlier events of the issues it takes. */
 const HEAD_FACTOR = 4;
+
+/**
+ * The sessions of the relay's pool. The relay's own writes (leases, marks, dead-letter
+ * moves) commit without waiting for the WAL flush: PostgreSQL flushes them a moment later with
+ * the next durable commit or its WAL writer. A crash of PostgreSQL can lose only the last of them,
+ * and each loss is harmless: a lost lease or mark makes a relay publish the row again, with the
+ * same Nats-Msg-Id, which JetStream drops as a duplicate; a lost dead-letter move is done again.
+ * The issue writes themselves (the API's pool) stay durable before the API answers.
+ */
+export const RELAY_SESSION_SETTINGS = { synchronous_commit: 'off' } as const;
 
 export interface OutboxRelayOptions {
   pool: Pool;
@@ -52,6 +69,8 @@ export interface OutboxRelayOptions {
   maxPayload: () => number;
   /** Dead-lettered events older than this are deleted. */
   deadLetterRetentionMs: number;
+  /** Expired rows removed per statement (10,000 unless given). */
+  retentionBatchSize?: number;
   onDeadLettered?: (reason: DeadLetterReason) => void;
   /** Where the relay's passes and failures are counted. */
   registry?: Registry;
@@ -60,7 +79,11 @@ export interface OutboxRelayOptions {
 /** What became of one outbox row in a batch. */
 type RowResult = 'published' | 'failed';
 
-const CLEANUP_INTERVAL_MS = 10 * 60_000;
+/** How often expired outbox rows and dead letters are looked for once none is left. */
+const RETENTION_INTERVAL_MS = 10 * 60_000;
+
+/** Rows removed per statement; batches run back to back until none expired is left. */
+const RETENTION_BATCH_SIZE = 10_000;
 
 /**
  * Publishes outbox rows to JetStream. Each batch is leased with FOR UPDATE SKIP LOCKED, so any
@@ -73,7 +96,13 @@ export class OutboxRelay {
   private readonly worker: BackgroundWorker;
   private listener: PoolClient | undefined;
   private listenRetry: NodeJS.Timeout | undefined;
-  private lastCleanup = 0;
+  private readonly retention: BackgroundWorker;
+  /**
+   * Rows published (JetStream acknowledged them) but not yet marked in the outbox: the next claim
+   * marks them in the same statement, so a batch costs one statement and one commit, not two.
+   * Until then they keep their lease, so no other relay takes them or a later event of their issue.
+   */
+  private unmarked: string[] = [];
 
   constructor(private readonly options: OutboxRelayOptions) {
     this.worker = new BackgroundWorker({
@@ -86,6 +115,15 @@ export class OutboxRelay {
       // A NATS server that lost its storage comes back without the stream: declare it again.
       onFailure: () => options.ensureStream?.(),
     });
+    // Apart from publishing, so that removing a large backlog of expired rows never delays an event.
+    this.retention = new BackgroundWorker({
+      name: 'outbox retention',
+      logger: options.logger,
+      registry: options.registry,
+      idleMs: RETENTION_INTERVAL_MS,
+      maxBackoffMs: options.maxBackoffMs,
+      pass: () => this.removeExpired(),
+    });
   }
 
   start(): void {
@@ -93,6 +131,7 @@ export class OutboxRelay {
     this.running = true;
     void this.listen();
     this.worker.start();
+    this.retention.start();
   }
 
   /**
@@ -108,7 +147,11 @@ export class OutboxRelay {
   async stop(): Promise<void> {
     this.running = false;
     clearTimeout(this.listenRetry);
-    await this.worker.stop();
+    await Promise.all([this.worker.stop(), this.retention.stop()]);
+    await this.markPublished().catch((error) => {
+      // Their leases run out and another relay publishes them again, which JetStream drops as duplicates.
+      this.options.logger.warn({ err: error, unmarked: this.unmarked.length }, 'could not mark published outbox rows at stop');
+    });
     const listener = this.listener;
     this.listener = undefined;
     if (listener) {
@@ -117,11 +160,27 @@ export class OutboxRelay {
     }
   }
 
-  /** One batch; a full batch means more rows are probably waiting: go again at once. */
-  private async pass(): Promise<'more' | 'idle'> {
+  /**
+   * One batch; a full batch means more rows are probably waiting: go again at once. Rows published
+   * but not yet marked are marked by the next claim, at the next notification or poll, and at the
+   * latest well within their lease.
+   */
+  private async pass(): Promise<PassResult> {
     const published = await this.publishBatch();
-    await this.cleanUp();
-    return published >= this.options.batchSize ? 'more' : 'idle';
+    if (published >= this.options.batchSize) return 'more';
+    return this.unmarked.length > 0 ? MARK_WITHIN_MS : 'idle';
+  }
+
+  /** Marks the rows published since the last claim (at stop, or by tests); the claim does it otherwise. */
+  async markPublished(): Promise<void> {
+    if (this.unmarked.length === 0) return;
+    const ids = this.unmarked;
+    await this.options.pool.query({
+      name: 'outbox-mark-published',
+      text: 'UPDATE outbox SET published_at = now(), claimed_until = NULL WHERE id = ANY($1::uuid[])',
+      values: [ids],
+    });
+    this.unmarked = this.unmarked.slice(ids.length);
   }
 
   /**
@@ -139,14 +198,21 @@ export class OutboxRelay {
    */
   async publishBatch(): Promise<number> {
     const { pool, batchSize, logger } = this.options;
+    // The rows this relay published since its last claim are marked by this claim, in the same
+    // statement. They are left out of the head (the statement still sees them unpublished), so
+    // that they neither count as waiting nor make their issue busy.
     // The head of the queue (HEAD_FACTOR batches, oldest first) holds, for every issue in it, all of
     // that issue's earlier unpublished events. Rows of the head that this claim cannot take (another
     // relay holds or is taking them) make their issue busy, and none of its rows is taken now.
+    const marking = this.unmarked;
     const { rows } = await pool.query<OutboxRow>({
-      name: 'outbox-claim-ordered',
-      text: `WITH head AS (
+      name: 'outbox-mark-and-claim',
+      text: `WITH marked AS (
+         UPDATE outbox SET published_at = now(), claimed_until = NULL
+         WHERE id = ANY($3::uuid[])
+       ), head AS (
          SELECT id, order_key FROM outbox
-         WHERE published_at IS NULL
+         WHERE published_at IS NULL AND NOT (id = ANY($3::uuid[]))
          ORDER BY created_at
          LIMIT $1 * ${HEAD_FACTOR}
        ), lockable AS (
@@ -165,8 +231,10 @@ export class OutboxRelay {
        UPDATE outbox SET claimed_until = now() + make_interval(secs => $2)
        WHERE id IN (SELECT id FROM chosen)
        RETURNING id, subject, payload, trace_context, created_at, order_key`,
-      values: [batchSize, CLAIM_SECONDS],
+      values: [batchSize, CLAIM_SECONDS, marking],
     });
+    // Marked: rows published meanwhile (by a concurrent stop) stay for the next claim.
+    this.unmarked = this.unmarked.slice(marking.length);
     if (rows.length === 0) return 0;
     rows.sort((a, b) => (a.created_at < b.created_at ? -1 : a.created_at > b.created_at ? 1 : 0));
     const byIssue = new Map<string, OutboxRow[]>();
@@ -195,11 +263,10 @@ export class OutboxRelay {
     const done = rows.filter((row) => results.get(row.id) === 'published').map((row) => row.id);
     const failed = rows.filter((row) => results.get(row.id) !== 'published').map((row) => row.id);
     if (done.length > 0) {
-      await pool.query({
-        name: 'outbox-mark-published',
-        text: 'UPDATE outbox SET published_at = now(), claimed_until = NULL WHERE id = ANY($1::uuid[])',
-        values: [done],
-      });
+      // Marked by the next claim (or at stop). A crash before then leaves them leased: once the
+      // lease runs out a relay publishes them again with the same Nats-Msg-Id, and JetStream drops
+      // the copy (its duplicate window is far longer than the lease).
+      this.unmarked.push(...done);
       this.options.onPublished?.(done.length);
     }
     if (failed.length > 0) {
@@ -274,23 +341,29 @@ export class OutboxRelay {
     );
   }
 
-  private async cleanUp(): Promise<void> {
-    if (Date.now() - this.lastCleanup < CLEANUP_INTERVAL_MS) return;
-    this.lastCleanup = Date.now();
-    const { rowCount } = await this.options.pool.query(
-      `DELETE FROM outbox WHERE id IN (
-         SELECT id FROM outbox WHERE published_at < now() - make_interval(secs => $1) LIMIT 10000
+  /**
+   * Removes one batch of published rows past OUTBOX_RETENTION_HOURS and one of dead letters past
+   * theirs; `more` while a batch came back full, so that removal keeps up with any rate of events.
+   */
+  async removeExpired(): Promise<PassResult> {
+    const { pool, logger, retentionMs, deadLetterRetentionMs, retentionBatchSize = RETENTION_BATCH_SIZE } = this.options;
+    const published = await pool.query({
+      name: 'outbox-remove-published',
+      text: `DELETE FROM outbox WHERE id IN (
+         SELECT id FROM outbox WHERE published_at < now() - make_interval(secs => $1) LIMIT $2
        )`,
-      [this.options.retentionMs / 1000],
-    );
-    if (rowCount) this.options.logger.debug({ deleted: rowCount }, 'deleted published outbox rows');
-    const dead = await this.options.pool.query(
-      `DELETE FROM outbox_dead_letters WHERE id IN (
-         SELECT id FROM outbox_dead_letters WHERE dead_lettered_at < now() - make_interval(secs => $1) LIMIT 10000
+      values: [retentionMs / 1000, retentionBatchSize],
+    });
+    const dead = await pool.query({
+      name: 'outbox-remove-dead-letters',
+      text: `DELETE FROM outbox_dead_letters WHERE id IN (
+         SELECT id FROM outbox_dead_letters WHERE dead_lettered_at < now() - make_interval(secs => $1) LIMIT $2
        )`,
-      [this.options.deadLetterRetentionMs / 1000],
-    );
-    if (dead.rowCount) this.options.logger.debug({ deleted: dead.rowCount }, 'deleted old dead-lettered events');
+      values: [deadLetterRetentionMs / 1000, retentionBatchSize],
+    });
+    if (published.rowCount) logger.debug({ deleted: published.rowCount }, 'deleted published outbox rows');
+    if (dead.rowCount) logger.debug({ deleted: dead.rowCount }, 'deleted old dead-lettered events');
+    return (published.rowCount ?? 0) >= retentionBatchSize || (dead.rowCount ?? 0) >= retentionBatchSize ? 'more' : 'idle';
   }
 
   /** LISTEN on a pooled connection of its own; if that connection dies, polling covers until it is back. */

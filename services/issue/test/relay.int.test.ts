@@ -1,0 +1,205 @@
+// The outbox relay against a real PostgreSQL and NATS JetStream, with relays on pools of their own
+// standing for the relays of several issue replicas. A relay marks what it published in its next
+// claim; these tests show what that means when a relay dies in between, that replicas side by side
+// still publish every event once and each issue's events in order, and that retention keeps up.
+// Time is moved by rewriting rows (a lease run out, a row made older), never by sleeping.
+import { join } from 'node:path';
+import { connect, type NatsConnection } from '@nats-io/transport-node';
+import { createPool, migrate, type Pool } from '@worklane/db';
+import { ISSUE_EVENTS_STREAM, ensureIssueEventsStream, jetstream, jetstreamManager, type JetStreamManager } from '@worklane/messaging';
+import { createLogger } from '@worklane/observability';
+import { createTestDatabase, startNatsServer, type NatsServer, type TestDatabase } from '@worklane/testing';
+import { IssueStore, type ProjectScope } from '../src/data/issues';
+import { OutboxRelay, RELAY_SESSION_SETTINGS, type OutboxRelayOptions } from '../src/events/relay';
+
+jest.setTimeout(120_000);
+
+let database: TestDatabase;
+let nats: NatsServer;
+let connection: NatsConnection;
+let jsm: JetStreamManager;
+let pool: Pool;
+let issues: IssueStore;
+const relayPools: Pool[] = [];
+const logger = createLogger('relay-test', 'silent');
+
+beforeAll(async () => {
+  database = await createTestDatabase();
+  await migrate(database.url, 'issue', join(__dirname, '..', 'migrations'));
+  pool = createPool({ url: database.url, schema: 'issue', max: 8, applicationName: 'relay-test' });
+  issues = new IssueStore(pool);
+  nats = await startNatsServer();
+  connection = await connect({ servers: nats.url });
+  jsm = await jetstreamManager(connection);
+  await ensureIssueEventsStream(jsm);
+}, 120_000);
+
+afterAll(async () => {
+  await Promise.all(relayPools.map((each) => each.end().catch(() => {})));
+  await pool?.end();
+  await connection?.close();
+  await nats?.stop();
+  await database?.drop();
+});
+
+/** A relay on a pool of its own, as a replica's relay runs. */
+function newRelay(options: Partial<OutboxRelayOptions> = {}) {
+  const relayPool = createPool({ url: database.url, schema: 'issue', max: 3, applicationName: 'relay-test-relay', settings: RELAY_SESSION_SETTINGS });
+  relayPools.push(relayPool);
+  let published = 0;
+  const relay = new OutboxRelay({
+    pool: relayPool,
+    js: jetstream(connection),
+    logger,
+    batchSize: 100,
+    pollIntervalMs: 100,
+    retentionMs: 3_600_000,
+    deadLetterRetentionMs: 86_400_000,
+    maxPayload: () => connection.info?.max_payload ?? 1_048_576,
+    onPublished: (count) => (published += count),
+    ...options,
+  });
+  return { relay, relayPool, published: () => published };
+}
+
+let nextProject = 1;
+const newProject = (): ProjectScope => ({ teamId: 1, organizationId: 1, projectId: nextProject++ });
+
+/** The events on the stream, oldest first: id and issue title of each. */
+async function streamEvents(): Promise<{ id: string; issueId: number; title: string }[]> {
+  const { state } = await jsm.streams.info(ISSUE_EVENTS_STREAM);
+  const events = [];
+  for (let seq = state.first_seq; seq <= state.last_seq && state.messages > 0; seq += 1) {
+    const message = await jsm.streams.getMessage(ISSUE_EVENTS_STREAM, { seq });
+    if (!message) continue;
+    const { id, data } = message.json<{ id: string; data: { issue: { id: number; title: string } } }>();
+    events.push({ id, issueId: data.issue.id, title: data.issue.title });
+  }
+  return events;
+}
+
+const outboxRows = async (ids: string[]) =>
+  (
+    await pool.query<{ id: string; published: boolean; leased: boolean }>(
+      `SELECT id, published_at IS NOT NULL AS published, coalesce(claimed_until > now(), false) AS leased FROM outbox WHERE id = ANY($1::uuid[]) ORDER BY created_at`,
+      [ids],
+    )
+  ).rows;
+
+/** The outbox ids of the events of the issues created or changed since `after` (an outbox row count). */
+const eventIdsOf = async (issueIds: number[]) =>
+  (await pool.query<{ id: string }>(`SELECT id FROM outbox WHERE order_key = ANY($1::text[]) ORDER BY created_at`, [issueIds.map(String)])).rows.map((row) => row.id);
+
+it('marks a published batch in its next claim, and what is left at stop', async () => {
+  const { relay } = newRelay();
+  const scope = newProject();
+  const first = await issues.create(scope, 'MARK', 1, { title: 'first' });
+  expect(await relay.publishBatch()).toBe(1);
+  const [firstEvent] = await eventIdsOf([first.id]);
+  // On the stream, still leased in the outbox: the next claim marks it.
+  expect((await streamEvents()).some((event) => event.id === firstEvent)).toBe(true);
+  expect(await outboxRows([firstEvent!])).toEqual([{ id: firstEvent, published: false, leased: true }]);
+
+  const second = await issues.create(scope, 'MARK', 1, { title: 'second' });
+  expect(await relay.publishBatch()).toBe(1);
+  const [secondEvent] = await eventIdsOf([second.id]);
+  expect(await outboxRows([firstEvent!, secondEvent!])).toEqual([
+    { id: firstEvent, published: true, leased: false },
+    { id: secondEvent, published: false, leased: true },
+  ]);
+
+  await relay.stop();
+  expect(await outboxRows([secondEvent!])).toEqual([{ id: secondEvent, published: true, leased: false }]);
+});
+
+it('publishes again, once, the events of a relay that died between publishing and marking them', async () => {
+  const dying = newRelay();
+  const scope = newProject();
+  const issue = await issues.create(scope, 'CRASH', 1, { title: 'step 0' });
+  await issues.update(scope, issue.id, { title: 'step 1' });
+  await issues.update(scope, issue.id, { title: 'step 2' });
+  const ids = await eventIdsOf([issue.id]);
+  expect(ids).toHaveLength(3);
+  expect(await dying.relay.publishBatch()).toBe(3);
+  // The process dies: its connections close, its marks are never written.
+  await dying.relayPool.end();
+  expect((await outboxRows(ids)).map((row) => [row.published, row.leased])).toEqual([
+    [false, true],
+    [false, true],
+    [false, true],
+  ]);
+
+  const survivor = newRelay();
+  // Still leased by the dead relay: nothing of the issue is taken.
+  expect(await survivor.relay.publishBatch()).toBe(0);
+  // The lease runs out.
+  await pool.query(`UPDATE outbox SET claimed_until = now() - interval '1 second' WHERE id = ANY($1::uuid[])`, [ids]);
+  expect(await survivor.relay.publishBatch()).toBe(3);
+  await survivor.relay.stop();
+  expect((await outboxRows(ids)).every((row) => row.published && !row.leased)).toBe(true);
+
+  // JetStream kept one copy of each event (the second publish had the same Nats-Msg-Id), in order.
+  const onStream = (await streamEvents()).filter((event) => ids.includes(event.id));
+  expect(onStream.map((event) => event.id)).toEqual(ids);
+  expect(onStream.map((event) => event.title)).toEqual(['step 0', 'step 1', 'step 2']);
+});
+
+it('publishes every event once, and each issue’s events in commit order, with two relays side by side', async () => {
+  const replicas = [newRelay({ batchSize: 4 }), newRelay({ batchSize: 4 })];
+  for (const replica of replicas) replica.relay.start();
+  const scope = newProject();
+  const STEPS = 12;
+  const ISSUES = 6;
+  // Each issue is created and changed step by step, the issues side by side, while both relays run.
+  const issueIds = await Promise.all(
+    Array.from({ length: ISSUES }, async (_, index) => {
+      const issue = await issues.create(scope, 'PAIR', 1, { title: `issue ${index} step 0` });
+      for (let step = 1; step <= STEPS; step += 1) await issues.update(scope, issue.id, { title: `issue ${index} step ${step}` });
+      return issue.id;
+    }),
+  );
+  const ids = await eventIdsOf(issueIds);
+  expect(ids).toHaveLength(ISSUES * (STEPS + 1));
+  for (let waited = 0; !(await outboxRows(ids)).every((row) => row.published); waited += 50) {
+    if (waited > 30_000) throw new Error('the relays did not publish and mark every event');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  await Promise.all(replicas.map((replica) => replica.relay.stop()));
+
+  const onStream = (await streamEvents()).filter((event) => ids.includes(event.id));
+  expect(onStream).toHaveLength(ids.length);
+  expect(new Set(onStream.map((event) => event.id)).size).toBe(ids.length);
+  issueIds.forEach((issueId, index) => {
+    const titles = onStream.filter((event) => event.issueId === issueId).map((event) => event.title);
+    expect(titles).toEqual(Array.from({ length: STEPS + 1 }, (_, step) => `issue ${index} step ${step}`));
+  });
+  expect(replicas.reduce((sum, replica) => sum + replica.published(), 0)).toBeGreaterThanOrEqual(ids.length);
+});
+
+it('removes expired published rows and dead letters batch after batch until none is left', async () => {
+  const { relay } = newRelay({ retentionBatchSize: 10 });
+  await pool.query(`DELETE FROM outbox WHERE published_at IS NOT NULL`);
+  const insert = (count: number, publishedAgo: string) =>
+    pool.query(
+      `INSERT INTO outbox (id, subject, payload, created_at, published_at)
+       SELECT gen_random_uuid(), 'issues.created', '{}', now() - $2::interval, now() - $2::interval FROM generate_series(1, $1)`,
+      [count, publishedAgo],
+    );
+  await insert(25, '2 hours');
+  await insert(3, '1 minute');
+  await pool.query(
+    `INSERT INTO outbox_dead_letters (id, subject, payload, reason, detail, created_at, dead_lettered_at)
+     SELECT gen_random_uuid(), 'issues.created', '{}', 'invalid_event', 'test', now() - interval '2 days', now() - interval '2 days' FROM generate_series(1, 12)`,
+  );
+  const results = [];
+  for (let pass = 0; pass < 10; pass += 1) {
+    const result = await relay.removeExpired();
+    results.push(result);
+    if (result === 'idle') break;
+  }
+  expect(results).toEqual(['more', 'more', 'idle']);
+  const left = await pool.query<{ published: number; dead: number }>(
+    `SELECT (SELECT count(*)::int FROM outbox WHERE published_at IS NOT NULL) AS published, (SELECT count(*)::int FROM outbox_dead_letters) AS dead`,
+  );
+  expect(left.rows[0]).toEqual({ published: 3, dead: 0 });
+});

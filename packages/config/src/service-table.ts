@@ -111,7 +111,7 @@ const ENTRIES = [
   },
   {
     name: 'webhook',
-    summary: 'Webhook subscriptions, their secrets encrypted at rest',
+    summary: 'Webhook subscriptions, their secrets encrypted at rest; announces each change on NATS',
     package: '@worklane/webhook',
     image: 'webhook',
     httpPort: 8082,
@@ -119,7 +119,7 @@ const ENTRIES = [
     grpcAddrEnv: 'WEBHOOK_GRPC_ADDR',
     metricsPort: 9183,
     schema: 'webhook',
-    nats: false,
+    nats: true,
     public: false,
     calls: { http: [], grpc: [] },
     env: {},

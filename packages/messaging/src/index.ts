@@ -18,6 +18,20 @@ export {
 export { streamSettingsSchema, streamLimitsFrom, strongerLimits, limitsDiffer, type StreamLimits, type StreamSettingsEnv, type KeptLimit } from './stream-limits';
 export { registerStreamMetrics } from './stream-metrics';
 export {
+  WEBHOOK_CHANGES_STREAM,
+  WEBHOOK_CHANGES_SUBJECT,
+  WEBHOOK_CHANGE_KINDS,
+  encodeWebhookChange,
+  readWebhookChange,
+  ensureWebhookChangesStream,
+  webhookChangesSettingsSchema,
+  webhookChangesLimitsFrom,
+  type WebhookChange,
+  type WebhookChangeKind,
+  type WebhookChangesSettingsEnv,
+} from './webhook-changes';
+export {
+  DeliverPolicy,
   DiscardPolicy,
   JetStreamApiError,
   jetstream,

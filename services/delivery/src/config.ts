@@ -12,7 +12,7 @@ import {
   pagingSettings,
   unavailableSettings,
 } from '@worklane/config';
-import { streamSettingsSchema } from '@worklane/messaging';
+import { streamSettingsSchema, webhookChangesSettingsSchema } from '@worklane/messaging';
 import { DEFAULT_RETRY_SCHEDULE, parseRetrySchedule, receiverAddressSettings } from '@worklane/webhooks';
 
 const milliseconds = (defaultMs: number, max: number) => z.coerce.number().int().min(1).max(max).default(defaultMs);
@@ -193,6 +193,32 @@ export const configSchema = z.object({
     .default(10_000)
     .describe("How long JetStream waits for a replica to store an event's deliveries before offering it to another"),
   ...streamSettingsSchema,
+  ...webhookChangesSettingsSchema,
+  DELIVERY_WEBHOOK_CACHE_MAX_ENTRIES: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(10_000_000)
+    .default(10_000)
+    .describe(
+      "Webhooks the delivery pipeline keeps in memory (a team's whole part is dropped on its change notice, the least recently used teams beyond this); 0: every fan-out and attempt asks the webhook service",
+    ),
+  DELIVERY_WEBHOOK_CACHE_TTL_MS: z.coerce
+    .number()
+    .int()
+    .min(1_000)
+    .max(86_400_000)
+    .default(600_000)
+    .describe('Longest a webhook is kept in memory without a change notice, a safety net: notices drop changed teams at once'),
+  DELIVERY_WEBHOOK_CACHE_SYNC_TIMEOUT_MS: z.coerce
+    .number()
+    .int()
+    .min(10)
+    .max(60_000)
+    .default(1_000)
+    .describe(
+      'How long a cache read waits to confirm with NATS that every webhook change notice stored before it was applied; past it (or with NATS unavailable) the read asks the webhook service',
+    ),
   EVENT_CONCURRENCY: z.coerce.number().int().min(1).max(500).default(32).describe('Events fanned out at once in this replica'),
   ...pagingSettings,
   ...idempotencySettings,

@@ -10,13 +10,17 @@ import {
   connectNats,
   ensureDeliveryConsumer,
   ensureIssueEventsStream,
+  ensureWebhookChangesStream,
   jetstream,
   jetstreamManager,
   streamLimitsFrom,
+  webhookChangesLimitsFrom,
 } from '@worklane/messaging';
 import { exitOnStartupFailure, promClient, closeMetricsServer, serveMetrics } from '@worklane/observability';
 import { CachingResolver, PinnedDispatchers } from '@worklane/webhooks';
 import { createApp } from './app';
+import { CachedWebhookDirectory } from './clients/webhook-cache';
+import { WebhookChangeFeed } from './clients/webhook-changes';
 import { grpcWebhookDirectory } from './clients/webhooks';
 import { IDENTITY_ISSUERS } from './config';
 import { recordDeadLettered } from './data/dead-letters';
@@ -59,7 +63,29 @@ async function main(): Promise<void> {
   const pipelineStore = new DeliveryStore(pipelinePool, ordering);
   // The webhooks' rate limits, stored for the claim as the webhook service states them.
   const rateLimits = new EndpointRateLimits(new EndpointRateStore(pipelinePool), logger);
-  const webhooks = grpcWebhookDirectory(config.WEBHOOK_GRPC_ADDR, { caller: 'delivery', signingKey: config.SIGNING_PRIVATE_KEY });
+  const webhookService = grpcWebhookDirectory(config.WEBHOOK_GRPC_ADDR, { caller: 'delivery', signingKey: config.SIGNING_PRIVATE_KEY });
+  // The pipeline reads webhooks from memory, kept current by the webhook service's change notices
+  // on WEBHOOK_CHANGES (docs/webhook-directory-cache.md); the delivery log API asks the service.
+  const webhookChanges = new WebhookChangeFeed({
+    js: jetstream(nats),
+    jsm: await jetstreamManager(nats, { timeout: config.DELIVERY_WEBHOOK_CACHE_SYNC_TIMEOUT_MS, checkAPI: false }),
+    listener: { changed: (change) => webhooks.changed(change), forgetAll: (reason) => webhooks.forgetAll(reason) },
+    logger,
+    registry: metrics.registry,
+    syncTimeoutMs: config.DELIVERY_WEBHOOK_CACHE_SYNC_TIMEOUT_MS,
+    declare: () => ensureWebhookChangesStream(jsm, webhookChangesLimitsFrom(config), logger),
+  });
+  const webhooks = new CachedWebhookDirectory({
+    directory: webhookService,
+    barrier: webhookChanges,
+    maxEntries: config.DELIVERY_WEBHOOK_CACHE_MAX_ENTRIES,
+    ttlMs: config.DELIVERY_WEBHOOK_CACHE_TTL_MS,
+    registry: metrics.registry,
+  });
+  void (async () => {
+    for await (const status of nats.status()) if (status.type === 'reconnect') webhookChanges.reconnected();
+  })();
+  await webhookChanges.start();
   const dispatchers = new PinnedDispatchers({ connectTimeoutMs: config.WEBHOOK_CONNECT_TIMEOUT_MS, tlsTimeoutMs: config.WEBHOOK_TLS_TIMEOUT_MS });
   // Receiver names are resolved asynchronously (never on libuv's shared thread pool) and cached.
   const resolver = new CachingResolver({
@@ -205,7 +231,7 @@ async function main(): Promise<void> {
     metrics,
     identityIssuers: publicKeysOf(config, IDENTITY_ISSUERS),
     deliveries: store,
-    webhooks,
+    webhooks: webhookService,
     onDeliveryCreated: () => sender.wake(),
     pageLimits: listPageLimits(config),
     recoveries: {
@@ -241,10 +267,11 @@ async function main(): Promise<void> {
     .onShutdown('recovery', () => recoveryWorker.stop())
     .onShutdown('retention', () => retention.stop())
     .onShutdown('idempotency key retention', () => idempotency.retention.stop())
+    .onShutdown('webhook changes', () => webhookChanges.stop())
     .onShutdown('nats', () => nats.drain())
     .onShutdown('outbound connections', () => dispatchers.close())
     .onShutdown('resolver', () => resolver.cancel())
-    .onShutdown('grpc clients', () => webhooks.close())
+    .onShutdown('grpc clients', () => webhookService.close())
     .onShutdown('database', async () => {
       await Promise.all([pool.end(), pipelinePool.end()]);
     })

@@ -9,6 +9,7 @@ import type { SecretBox } from '@worklane/webhooks';
 import { webhookLimits, type WebhookLimits } from './config';
 import type { ReceiverPolicy } from './domain/receiver-address';
 import { answerSeal } from './domain/secrets';
+import type { WebhookChangeNotifier } from './events/change-notices';
 import { secretRotationRoutes, webhookRoutes } from './routes/webhooks';
 import { webhookDirectoryHandlers } from './rpc/webhook-directory';
 
@@ -31,6 +32,8 @@ export interface AppDeps {
   limits?: WebhookLimits;
   /** Idempotency-Key on POSTs (docs/api-idempotency.md); without it the header is ignored. */
   idempotency?: IdempotencyOptions;
+  /** Publishes a notice of every committed webhook change before the call is answered. */
+  changes: WebhookChangeNotifier;
 }
 
 /** Only the delivery service reads subscriptions and their signing secrets, and switches failing ones off. */
@@ -67,13 +70,14 @@ export function createApp(deps: AppDeps): WebhookApp {
       const limits = deps.limits ?? webhookLimits();
       // Answers kept for an Idempotency-Key are sealed: a rotation's holds the new secret.
       if (deps.idempotency) router.use(idempotentPosts({ ...deps.idempotency, seal: answerSeal(deps.secretBox) }));
-      secretRotationRoutes(router, { pool: deps.pool, secretBox: deps.secretBox, rotation: limits.rotation });
+      secretRotationRoutes(router, { pool: deps.pool, secretBox: deps.secretBox, rotation: limits.rotation, changes: deps.changes });
       webhookRoutes(router, {
         pool: deps.pool,
         logger: deps.logger,
         secretBox: deps.secretBox,
         receiverPolicy: deps.receiverPolicy,
         onUrlRefused: (reason) => urlRejections.inc({ reason }),
+        changes: deps.changes,
         ...limits,
       });
     },
@@ -81,6 +85,6 @@ export function createApp(deps: AppDeps): WebhookApp {
 
   const { v1 } = loadProto<WebhookProto>('webhook').worklane.webhook;
   const grpc = createGrpcServer({ logger: deps.logger, metrics: deps.metrics, callers: deps.publicKeys });
-  grpc.addService(v1.WebhookDirectory.service, webhookDirectoryHandlers(deps.pool, deps.secretBox), WEBHOOK_DIRECTORY_CALLERS);
+  grpc.addService(v1.WebhookDirectory.service, webhookDirectoryHandlers(deps.pool, deps.secretBox, deps.changes), WEBHOOK_DIRECTORY_CALLERS);
   return { http, grpc };
 }

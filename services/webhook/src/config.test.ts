@@ -8,6 +8,7 @@ const REQUIRED = {
   CONSOLE_PUBLIC_KEY: signingKeyPair().publicKey,
   DELIVERY_PUBLIC_KEY: signingKeyPair().publicKey,
   WEBHOOK_SECRET_KEY: 'w'.repeat(32),
+  NATS_URL: 'nats://127.0.0.1:4222',
 };
 
 const problemsOf = (env: Record<string, string>): string[] => {
@@ -21,10 +22,12 @@ const problemsOf = (env: Record<string, string>): string[] => {
 };
 
 describe('webhook service configuration', () => {
-  it('has defaults for everything but the database and the keys', () => {
+  it('has defaults for everything but the database, NATS and the keys', () => {
     const config = loadWebhookConfig(REQUIRED);
     expect(config).toMatchObject({ HTTP_PORT: 8082, GRPC_PORT: 7003, DATABASE_SCHEMA: 'webhook', WEBHOOK_PREVIOUS_SECRET_KEYS: [], WEBHOOK_DNS_SERVERS: [] });
     expect(config.WEBHOOK_ALLOWED_CIDRS.isEmpty).toBe(true);
+    const { NATS_URL: _nats, ...withoutNats } = REQUIRED;
+    expect(problemsOf(withoutNats)).toEqual([expect.stringMatching(/^NATS_URL: /)]);
   });
 
   it('parses allowed ranges and previous keys', () => {
@@ -48,6 +51,9 @@ describe('webhook service configuration', () => {
       WEBHOOK_SECRET_OVERLAP_DEFAULT_SECONDS: 86_400,
       WEBHOOK_SECRET_OVERLAP_MAX_SECONDS: 604_800,
       WEBHOOK_RATE_LIMIT_MAX_PER_SECOND: 1_000,
+      WEBHOOK_CHANGE_PUBLISH_TIMEOUT_MS: 5_000,
+      WEBHOOK_CHANGES_REPLICAS: 1,
+      WEBHOOK_CHANGES_MAX_AGE_SECONDS: 3_600,
     });
     expect(problemsOf({ ...REQUIRED, WEBHOOK_SECRET_OVERLAP_DEFAULT_SECONDS: '7200', WEBHOOK_SECRET_OVERLAP_MAX_SECONDS: '3600' })).toEqual([
       'WEBHOOK_SECRET_OVERLAP_DEFAULT_SECONDS: 7200 exceeds WEBHOOK_SECRET_OVERLAP_MAX_SECONDS (3600)',

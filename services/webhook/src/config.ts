@@ -15,6 +15,7 @@ import {
   unavailableSettings,
   z,
 } from '@worklane/config';
+import { webhookChangesSettingsSchema } from '@worklane/messaging';
 import { receiverAddressSettings } from '@worklane/webhooks';
 
 /** Principals whose public keys this service holds: identity issuers and gRPC callers. */
@@ -28,6 +29,17 @@ export const configSchema = z.object({
   HTTP_PORT: port(8082).describe('HTTP port of the API, /healthz and /readyz (metrics: METRICS_PORT)'),
   GRPC_PORT: port(7003).describe('Port of the internal WebhookDirectory gRPC service'),
   ...publicKeysSchema(TRUSTED_PRINCIPALS),
+  NATS_URL: z.string().min(1).describe('NATS servers (JetStream enabled), comma-separated'),
+  ...webhookChangesSettingsSchema,
+  WEBHOOK_CHANGE_PUBLISH_TIMEOUT_MS: z.coerce
+    .number()
+    .int()
+    .min(100)
+    .max(60_000)
+    .default(5_000)
+    .describe(
+      "How long a webhook change waits for NATS to store its notice before the call is answered; past it the call gets 503 (the change itself is saved) and the notice is published again in the background",
+    ),
   WEBHOOK_SECRET_KEY: secretKey().describe('Key (>= 32 characters) that encrypts webhook signing secrets at rest (AES-256-GCM)'),
   WEBHOOK_PREVIOUS_SECRET_KEYS: list('')
     .pipe(z.array(z.string().min(32, 'each key must be at least 32 characters')))

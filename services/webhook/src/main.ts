@@ -3,12 +3,14 @@ import { join } from 'node:path';
 import { publicKeysOf } from '@worklane/config';
 import { openServiceDatabase, pingDatabase } from '@worklane/db';
 import { closeHttpServer, listen, readiness, inputLimitsFrom, serviceIdempotency } from '@worklane/http';
+import { connectNats, ensureWebhookChangesStream, jetstream, jetstreamManager, webhookChangesLimitsFrom } from '@worklane/messaging';
 import { exitOnStartupFailure, closeMetricsServer, serveMetrics } from '@worklane/observability';
 import { SecretBox, dnsServersLookup } from '@worklane/webhooks';
 import { createApp } from './app';
 import { TRUSTED_PRINCIPALS, webhookLimits } from './config';
 import { resealSecrets } from './data/webhooks';
 import { openSecret, sealSecret } from './domain/secrets';
+import { JetStreamChangeNotifier } from './events/change-notices';
 
 const MIGRATIONS = join(__dirname, '..', 'migrations');
 
@@ -28,6 +30,12 @@ async function main(): Promise<void> {
   if (rotation.resealed > 0) logger.info({ resealed: rotation.resealed, keyId: secretBox.currentKeyId }, 'webhook secrets re-encrypted under the current key');
   if (rotation.failed.length > 0) logger.error({ webhookIds: rotation.failed }, 'webhook secrets that could not be decrypted were left as they are');
 
+  // Every committed change of a webhook is announced on WEBHOOK_CHANGES before its call is
+  // answered: the delivery service's in-memory copy of the webhooks depends on it.
+  const nats = await connectNats(config.NATS_URL, 'webhook', logger);
+  await ensureWebhookChangesStream(await jetstreamManager(nats), webhookChangesLimitsFrom(config), logger);
+  const changes = new JetStreamChangeNotifier({ js: jetstream(nats), logger, registry: metrics.registry, timeoutMs: config.WEBHOOK_CHANGE_PUBLISH_TIMEOUT_MS });
+
   // Idempotency-Key records of POSTs, and the worker that deletes them once expired.
   const idempotency = serviceIdempotency(pool, config, logger, metrics.registry);
   idempotency.retention.start();
@@ -44,10 +52,11 @@ async function main(): Promise<void> {
       lookup: dnsServersLookup({ servers: config.WEBHOOK_DNS_SERVERS, timeoutMs: config.WEBHOOK_DNS_TIMEOUT_MS }),
       timeoutMs: config.WEBHOOK_DNS_TIMEOUT_MS,
     },
-    // Its own database only: it needs nothing else to answer.
+    // Its own database only: a change while NATS is away is answered 503 by itself, reads need nothing else.
     isReady: readiness({ lifecycle, logger, checks: { database: () => pingDatabase(pool) } }),
     limits: webhookLimits(config),
     idempotency: idempotency.options,
+    changes,
   });
   const grpcPort = await app.grpc.listen(config.HOST, config.GRPC_PORT);
   const server = await listen(app.http, config.HTTP_PORT, config.HOST);
@@ -57,6 +66,10 @@ async function main(): Promise<void> {
     .onShutdown('http', () => closeHttpServer(server))
     .onShutdown('grpc', () => app.grpc.shutdown())
     .onShutdown('idempotency key retention', () => idempotency.retention.stop())
+    .onShutdown('nats', async () => {
+      changes.stop();
+      await nats.drain();
+    })
     .onShutdown('database', () => pool.end())
     .onShutdown('metrics', () => closeMetricsServer(metricsServer))
     .onShutdown('tracing', () => tracing.shutdown());

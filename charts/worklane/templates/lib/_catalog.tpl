@@ -59,6 +59,7 @@ webhook:
   grpcAddrEnv: WEBHOOK_GRPC_ADDR
   database: true
   schema: webhook
+  nats: true
   trusts: [gateway, console, delivery]
   webhookKeys: true
   allowedCidrs: true

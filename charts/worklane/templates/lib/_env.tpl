@@ -47,7 +47,7 @@ the client's before it. Trusting exactly those hops ignores whatever the client 
 {{- if and $svc.nats (not $root.Values.nats.existingSecret.name) -}}
 {{- $_ := set $data "NATS_URL" $root.Values.nats.url -}}
 {{- end -}}
-{{- if $svc.nats -}}
+{{- if has .component (list "issue" "delivery") -}}
 {{- with $root.Values.nats.stream -}}
 {{- $_ := set $data "ISSUE_EVENTS_REPLICAS" (toString (int .replicas)) -}}
 {{- $_ := set $data "ISSUE_EVENTS_MAX_BYTES" (toString (int64 .maxBytes)) -}}
@@ -55,6 +55,17 @@ the client's before it. Trusting exactly those hops ignores whatever the client 
 {{- $_ := set $data "ISSUE_EVENTS_MAX_AGE_HOURS" (toString .maxAgeHours) -}}
 {{- $_ := set $data "ISSUE_EVENTS_DISCARD" .discard -}}
 {{- end -}}
+{{- end -}}
+{{- /* Webhook change notices: published by the webhook service, followed by every delivery replica. */ -}}
+{{- if has .component (list "webhook" "delivery") -}}
+{{- with $root.Values.nats.webhookChanges -}}
+{{- $_ := set $data "WEBHOOK_CHANGES_REPLICAS" (printf "%d" (int64 .replicas)) -}}
+{{- $_ := set $data "WEBHOOK_CHANGES_MAX_AGE_SECONDS" (printf "%d" (int64 .maxAgeSeconds)) -}}
+{{- $_ := set $data "WEBHOOK_CHANGES_MAX_MSGS" (printf "%d" (int64 .maxMessages)) -}}
+{{- end -}}
+{{- end -}}
+{{- if and (eq .component "webhook") $values.changePublishTimeoutMs -}}
+{{- $_ := set $data "WEBHOOK_CHANGE_PUBLISH_TIMEOUT_MS" (printf "%d" (int64 $values.changePublishTimeoutMs)) -}}
 {{- end -}}
 {{- if and (eq .component "issue") $values.deadLetterRetentionDays -}}
 {{- $_ := set $data "OUTBOX_DEAD_LETTER_RETENTION_DAYS" (toString $values.deadLetterRetentionDays) -}}
@@ -98,6 +109,9 @@ the client's before it. Trusting exactly those hops ignores whatever the client 
 {{- $_ := set $data "DELIVERY_FANOUT_PER_TEAM_PER_SECOND" (toString $delivery.fanOutPerTeamPerSecond) -}}
 {{- $_ := set $data "DELIVERY_FANOUT_PER_TEAM_BURST" (printf "%d" (int64 $delivery.fanOutPerTeamBurst)) -}}
 {{- $_ := set $data "DELIVERY_ORDER_WAIT_MAX_MS" (printf "%d" (int64 $delivery.orderWaitMaxMs)) -}}
+{{- $_ := set $data "DELIVERY_WEBHOOK_CACHE_MAX_ENTRIES" (printf "%d" (int64 $delivery.webhookCacheMaxEntries)) -}}
+{{- $_ := set $data "DELIVERY_WEBHOOK_CACHE_TTL_MS" (printf "%d" (int64 $delivery.webhookCacheTtlMs)) -}}
+{{- $_ := set $data "DELIVERY_WEBHOOK_CACHE_SYNC_TIMEOUT_MS" (printf "%d" (int64 $delivery.webhookCacheSyncTimeoutMs)) -}}
 {{- /* Webhooks whose every attempt fails: the notice, auto-disable, and how often they are looked for. */ -}}
 {{- with $root.Values.webhookAutoDisable -}}
 {{- $_ := set $data "WEBHOOK_FAILING_NOTICE_AFTER_MS" (printf "%d" (int64 .failingNoticeAfterMs)) -}}

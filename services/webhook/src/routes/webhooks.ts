@@ -23,6 +23,7 @@ import { createWebhook, deleteWebhook, findWebhook, listWebhooks, rotateSecret, 
 import { requirePublicReceiver, type ReceiverPolicy } from '../domain/receiver-address';
 import { RotationLimitError, type RotationLimits } from '../domain/rotation';
 import { generateSecret, newSealedEd25519Key, openSecret, sealSecret } from '../domain/secrets';
+import type { WebhookChangeNotifier } from '../events/change-notices';
 
 export interface WebhookRouteDeps {
   pool: Pool;
@@ -37,6 +38,8 @@ export interface WebhookRouteDeps {
   rotation: RotationLimits;
   /** WEBHOOK_RATE_LIMIT_MAX_PER_SECOND. */
   maxRateLimitPerSecond: number;
+  /** Told of every committed change before the call is answered (the delivery service's cache). */
+  changes: WebhookChangeNotifier;
 }
 
 /** Webhooks newest first: the whole set unless `limit` or `cursor` asks for a page. */
@@ -52,8 +55,8 @@ function teamOf(req: Request): number {
  * POST .../secret/rotate. Its answer holds the new secret: kept for an Idempotency-Key, it is
  * stored sealed (answerSeal), so a retry gets the same secret and the webhook rotates once.
  */
-export function secretRotationRoutes(router: Router, deps: Pick<WebhookRouteDeps, 'pool' | 'secretBox' | 'rotation'>): void {
-  const { pool, secretBox, rotation } = deps;
+export function secretRotationRoutes(router: Router, deps: Pick<WebhookRouteDeps, 'pool' | 'secretBox' | 'rotation' | 'changes'>): void {
+  const { pool, secretBox, rotation, changes: notifier } = deps;
   resource(router, '/api/v1/teams/:team/webhooks/:webhook/secret/rotate', {
     post: async (req, res) => {
       const teamId = teamOf(req);
@@ -78,6 +81,7 @@ export function secretRotationRoutes(router: Router, deps: Pick<WebhookRouteDeps
         case 'limit':
           throw new RotationLimitError(outcome.maxPreviousSecrets);
         case 'rotated':
+          await notifier.notify({ team_id: teamId, webhook_id: webhookId, change: 'rotated' });
           // Never cached anywhere on the way: the secret is in this answer only.
           res.set('Cache-Control', 'no-store');
           res.json({ ...outcome.webhook, secret });
@@ -87,7 +91,7 @@ export function secretRotationRoutes(router: Router, deps: Pick<WebhookRouteDeps
 }
 
 export function webhookRoutes(router: Router, deps: WebhookRouteDeps): void {
-  const { pool, secretBox } = deps;
+  const { pool, secretBox, changes: notifier } = deps;
   const checkUrl = (url: string) => requirePublicReceiver(url, deps.receiverPolicy, deps.logger, deps.onUrlRefused);
   const checkRateLimit = (rateLimit: number | null | undefined) => {
     if (rateLimit != null && rateLimit > deps.maxRateLimitPerSecond) {
@@ -128,6 +132,7 @@ export function webhookRoutes(router: Router, deps: WebhookRouteDeps): void {
           answer.recordIn,
         ),
       );
+      await notifier.notify({ team_id: teamId, webhook_id: webhook.id, change: 'created' });
       answer.send(webhook);
     },
   });
@@ -156,10 +161,14 @@ export function webhookRoutes(router: Router, deps: WebhookRouteDeps): void {
         ed25519: changes.ed25519_signing === undefined ? undefined : { enabled: changes.ed25519_signing, newKey: () => newSealedEd25519Key(secretBox, teamId) },
       });
       if (!webhook) throw notFound();
+      await notifier.notify({ team_id: teamId, webhook_id: webhookId, change: 'updated' });
       res.json(webhook);
     },
     delete: async (req, res) => {
-      if (!(await deleteWebhook(pool, teamOf(req), idParam(req, 'webhook')))) throw notFound();
+      const teamId = teamOf(req);
+      const webhookId = idParam(req, 'webhook');
+      if (!(await deleteWebhook(pool, teamId, webhookId))) throw notFound();
+      await notifier.notify({ team_id: teamId, webhook_id: webhookId, change: 'deleted' });
       res.status(204).end();
     },
   });

@@ -6,6 +6,7 @@ import type { webhookV1 } from '@worklane/proto';
 import type { SecretBox } from '@worklane/webhooks';
 import { disableWebhook, findSubscription, listSubscriptions, type SealedSubscription } from '../data/webhooks';
 import { openSecret } from '../domain/secrets';
+import type { WebhookChangeNotifier } from '../events/change-notices';
 
 /** Longest reason a disabled webhook records. */
 export const DISABLED_REASON_MAX_LENGTH = 500;
@@ -42,7 +43,7 @@ type Handlers = {
  * value that cannot be decrypted fails the call (INTERNAL) rather than letting a delivery go
  * unsigned or signed by fewer secrets than the receiver may expect.
  */
-export function webhookDirectoryHandlers(pool: Pool, secretBox: SecretBox): Handlers {
+export function webhookDirectoryHandlers(pool: Pool, secretBox: SecretBox, changes: WebhookChangeNotifier): Handlers {
   const toSubscription = (webhook: SealedSubscription): webhookV1.Subscription => ({
     id: webhook.id,
     team_id: webhook.team_id,
@@ -76,6 +77,7 @@ export function webhookDirectoryHandlers(pool: Pool, secretBox: SecretBox): Hand
       const { team_id, webhook_id, reason } = parseRequest(disableWebhookRequest, request);
       const webhook = await disableWebhook(pool, team_id, webhook_id, reason);
       if (!webhook) throw RpcError.notFound('webhook not found');
+      await changes.notify({ team_id, webhook_id, change: 'disabled' });
       return { webhook: toSubscription(webhook) };
     },
   };

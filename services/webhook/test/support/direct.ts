@@ -4,12 +4,14 @@ import { join } from 'node:path';
 import type { Signer } from '@worklane/config';
 import { createPool, migrate, type Pool } from '@worklane/db';
 import { createGrpcClient, unaryCall } from '@worklane/grpc';
+import type { WebhookChange } from '@worklane/messaging';
 import { createLogger, createMetrics, type ServiceMetrics } from '@worklane/observability';
 import { loadProto, type WebhookProto, type webhookV1 } from '@worklane/proto';
 import { createTestDatabase, publicKeysOf, randomKey, signedCaller, signerOf, signingKeyPairs, type Caller, type SigningKeyPair, type TestDatabase } from '@worklane/testing';
 
 import { AllowedCidrs, SecretBox } from '@worklane/webhooks';
 import { createApp, type WebhookApp } from '../../src/app';
+import type { WebhookChangeNotifier } from '../../src/events/change-notices';
 import { TRUSTED_PRINCIPALS, webhookLimits, type Config } from '../../src/config';
 
 export interface Directory {
@@ -32,6 +34,8 @@ export interface DirectWebhookService {
   grpcAddress: string;
   as(teamId: number, userId?: number): Caller;
   directory(): Directory;
+  /** The change notices the service published, in order (NATS is not involved in-process). */
+  notices: WebhookChange[];
   stop(): Promise<void>;
 }
 
@@ -45,6 +49,8 @@ export interface DirectOptions {
   keys?: Record<'gateway' | 'console' | 'issue' | 'delivery' | 'cli', SigningKeyPair>;
   /** Settings of the limits (rotation, rate limit, quota) other than their defaults. */
   limits?: Partial<Config>;
+  /** Publishes the change notices; by default they are only recorded in `notices`. */
+  notifier?: WebhookChangeNotifier;
 }
 
 export async function startDirectWebhookService(options: DirectOptions = {}): Promise<DirectWebhookService> {
@@ -56,6 +62,7 @@ export async function startDirectWebhookService(options: DirectOptions = {}): Pr
   const keys = options.keys ?? signingKeyPairs();
   const identityKey = signerOf(keys, 'gateway');
   const secretKey = options.secretKey ?? randomKey();
+  const notices: WebhookChange[] = [];
   const app = createApp({
     pool,
     logger: createLogger('webhook', 'silent'),
@@ -65,6 +72,12 @@ export async function startDirectWebhookService(options: DirectOptions = {}): Pr
     receiverPolicy: { allowedCidrs: AllowedCidrs.parse(options.allowedCidrs ?? []), timeoutMs: 2_000 },
     isReady: () => true,
     limits: webhookLimits(options.limits ?? {}),
+    changes: {
+      notify: async (change) => {
+        notices.push(change);
+        await options.notifier?.notify(change);
+      },
+    },
   });
   const grpcPort = await app.grpc.listen('127.0.0.1', 0);
   const grpcAddress = `127.0.0.1:${grpcPort}`;
@@ -95,6 +108,7 @@ export async function startDirectWebhookService(options: DirectOptions = {}): Pr
     grpcAddress,
     as,
     directory,
+    notices,
     async stop() {
       for (const client of clients) client.close();
       await app.grpc.shutdown();

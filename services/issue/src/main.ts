@@ -38,16 +38,6 @@ async function main(): Promise<void> {
     labelNames: ['reason'],
     registers: [metrics.registry],
   });
-  new promClient.Gauge({
-    name: 'worklane_outbox_backlog',
-    help: 'Outbox events written but not yet published to JetStream',
-    registers: [metrics.registry],
-    async collect() {
-      const { rows } = await pool.query<{ count: number }>('SELECT count(*)::int AS count FROM outbox WHERE published_at IS NULL');
-      this.set(rows[0]?.count ?? 0);
-    },
-  });
-
   const relay = new OutboxRelay({
     pool: relayPool,
     js: jetstream(nats),
@@ -62,6 +52,20 @@ async function main(): Promise<void> {
     deadLetterRetentionMs: config.OUTBOX_DEAD_LETTER_RETENTION_DAYS * 86_400_000,
     onDeadLettered: (reason) => deadLettered.inc({ reason }),
     registry: metrics.registry,
+  });
+  new promClient.Gauge({
+    name: 'worklane_outbox_backlog',
+    help: 'Outbox events written but not yet published to JetStream',
+    registers: [metrics.registry],
+    async collect() {
+      // What this replica's relay published and its next claim will mark is on the bus already.
+      const { rows } = await pool.query<{ count: number }>({
+        name: 'outbox-backlog',
+        text: 'SELECT count(*)::int AS count FROM outbox WHERE published_at IS NULL AND NOT (id = ANY($1::uuid[]))',
+        values: [relay.publishedUnmarked()],
+      });
+      this.set(rows[0]?.count ?? 0);
+    },
   });
   relay.start();
   // Idempotency-Key records of POSTs, and the worker that deletes them once expired.

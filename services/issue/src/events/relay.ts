@@ -171,16 +171,34 @@ export class OutboxRelay {
     return this.unmarked.length > 0 ? MARK_WITHIN_MS : 'idle';
   }
 
-  /** Marks the rows published since the last claim (at stop, or by tests); the claim does it otherwise. */
+  /** Marks the rows published since the last claim (at stop); the next claim does it otherwise. */
   async markPublished(): Promise<void> {
-    if (this.unmarked.length === 0) return;
+    const ids = this.takeUnmarked();
+    if (ids.length === 0) return;
+    try {
+      await this.options.pool.query({
+        name: 'outbox-mark-published',
+        text: 'UPDATE outbox SET published_at = now(), claimed_until = NULL WHERE id = ANY($1::uuid[])',
+        values: [ids],
+      });
+    } catch (error) {
+      this.unmarked = ids.concat(this.unmarked);
+      throw error;
+    }
+  }
+
+  /**
+   * The rows this relay has published and not yet marked: the backlog gauge leaves them out, as
+   * they are on the bus already.
+   */
+  publishedUnmarked(): readonly string[] {
+    return this.unmarked;
+  }
+
+  private takeUnmarked(): string[] {
     const ids = this.unmarked;
-    await this.options.pool.query({
-      name: 'outbox-mark-published',
-      text: 'UPDATE outbox SET published_at = now(), claimed_until = NULL WHERE id = ANY($1::uuid[])',
-      values: [ids],
-    });
-    this.unmarked = this.unmarked.slice(ids.length);
+    this.unmarked = [];
+    return ids;
   }
 
   /**
@@ -197,44 +215,17 @@ export class OutboxRelay {
    * sees the loss.
    */
   async publishBatch(): Promise<number> {
-    const { pool, batchSize, logger } = this.options;
-    // The rows this relay published since its last claim are marked by this claim, in the same
-    // statement. They are left out of the head (the statement still sees them unpublished), so
-    // that they neither count as waiting nor make their issue busy.
-    // The head of the queue (HEAD_FACTOR batches, oldest first) holds, for every issue in it, all of
-    // that issue's earlier unpublished events. Rows of the head that this claim cannot take (another
-    // relay holds or is taking them) make their issue busy, and none of its rows is taken now.
-    const marking = this.unmarked;
-    const { rows } = await pool.query<OutboxRow>({
-      name: 'outbox-mark-and-claim',
-      text: `WITH marked AS (
-         UPDATE outbox SET published_at = now(), claimed_until = NULL
-         WHERE id = ANY($3::uuid[])
-       ), head AS (
-         SELECT id, order_key FROM outbox
-         WHERE published_at IS NULL AND NOT (id = ANY($3::uuid[]))
-         ORDER BY created_at
-         LIMIT $1 * ${HEAD_FACTOR}
-       ), lockable AS (
-         SELECT o.id, o.order_key FROM outbox AS o JOIN head USING (id)
-         WHERE o.published_at IS NULL AND (o.claimed_until IS NULL OR o.claimed_until < now())
-         ORDER BY o.created_at
-         FOR UPDATE OF o SKIP LOCKED
-       ), busy AS (
-         SELECT DISTINCT order_key FROM head
-         WHERE order_key IS NOT NULL AND id NOT IN (SELECT id FROM lockable)
-       ), chosen AS (
-         SELECT id FROM lockable
-         WHERE order_key IS NULL OR order_key NOT IN (SELECT order_key FROM busy)
-         LIMIT $1
-       )
-       UPDATE outbox SET claimed_until = now() + make_interval(secs => $2)
-       WHERE id IN (SELECT id FROM chosen)
-       RETURNING id, subject, payload, trace_context, created_at, order_key`,
-      values: [batchSize, CLAIM_SECONDS, marking],
-    });
-    // Marked: rows published meanwhile (by a concurrent stop) stay for the next claim.
-    this.unmarked = this.unmarked.slice(marking.length);
+    const { pool, logger } = this.options;
+    // The rows this relay published since its last claim are marked by this claim.
+    const marking = this.takeUnmarked();
+    let rows: OutboxRow[];
+    try {
+      rows = await this.claim(marking);
+    } catch (error) {
+      // Nothing was marked: the next claim tries again.
+      this.unmarked = marking.concat(this.unmarked);
+      throw error;
+    }
     if (rows.length === 0) return 0;
     rows.sort((a, b) => (a.created_at < b.created_at ? -1 : a.created_at > b.created_at ? 1 : 0));
     const byIssue = new Map<string, OutboxRow[]>();
@@ -276,6 +267,46 @@ export class OutboxRelay {
       throw new Error(`${failed.length} outbox events could not be published`);
     }
     return done.length;
+  }
+
+  /**
+   * Marks `marking` published and claims the next batch, in one statement. The rows being marked
+   * are left out of the head (the statement still sees them unpublished), so that they neither
+   * count as waiting nor make their issue busy. The head of the queue (HEAD_FACTOR batches, oldest
+   * first) holds, for every issue in it, all of that issue's earlier unpublished events. Rows of
+   * the head that this claim cannot take (another relay holds or is taking them) make their issue
+   * busy, and none of its rows is taken now.
+   */
+  private async claim(marking: string[]): Promise<OutboxRow[]> {
+    const { rows } = await this.options.pool.query<OutboxRow>({
+      name: 'outbox-mark-and-claim',
+      text: `WITH marked AS (
+         UPDATE outbox SET published_at = now(), claimed_until = NULL
+         WHERE id = ANY($3::uuid[])
+       ), head AS (
+         SELECT id, order_key FROM outbox
+         WHERE published_at IS NULL AND NOT (id = ANY($3::uuid[]))
+         ORDER BY created_at
+         LIMIT $1 * ${HEAD_FACTOR}
+       ), lockable AS (
+         SELECT o.id, o.order_key FROM outbox AS o JOIN head USING (id)
+         WHERE o.published_at IS NULL AND (o.claimed_until IS NULL OR o.claimed_until < now())
+         ORDER BY o.created_at
+         FOR UPDATE OF o SKIP LOCKED
+       ), busy AS (
+         SELECT DISTINCT order_key FROM head
+         WHERE order_key IS NOT NULL AND id NOT IN (SELECT id FROM lockable)
+       ), chosen AS (
+         SELECT id FROM lockable
+         WHERE order_key IS NULL OR order_key NOT IN (SELECT order_key FROM busy)
+         LIMIT $1
+       )
+       UPDATE outbox SET claimed_until = now() + make_interval(secs => $2)
+       WHERE id IN (SELECT id FROM chosen)
+       RETURNING id, subject, payload, trace_context, created_at, order_key`,
+      values: [this.options.batchSize, CLAIM_SECONDS, marking],
+    });
+    return rows;
   }
 
   /**

@@ -1,6 +1,5 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingMessage } from 'node:http';
 import type { Express, NextFunction, Request, Response } from 'express';
-import type { RequestHandler } from 'http-proxy-middleware';
 import type { Signer } from '@worklane/config';
 import {
   DEFAULT_RETRY_AFTER_SECONDS,
@@ -19,7 +18,7 @@ import type { Logger, ServiceMetrics } from '@worklane/observability';
 import { apiDescriptionHandler, type ApiDescription } from './api-description';
 import type { TokenAuthenticator } from './authenticate';
 import { readJsonBody } from './body';
-import { createServiceProxy, forwardBody, meterResponse, type Agents } from './proxy';
+import { createServiceForwarder, type Agents, type ServiceForwarder } from './proxy';
 import { extraResponseUnits, rateLimitHeaders, takeEach, type RateLimiter, type RefusalPacing } from './rate-limit';
 
 export type Upstream = ApiUpstream | 'console';
@@ -90,14 +89,14 @@ const isMetricsPath = (url: string) => /^\/metrics\/?$/i.test(url.split('?', 1)[
 export function createApp(deps: AppDeps): Express {
   const retryAfterSeconds = deps.retryAfterSeconds ?? DEFAULT_RETRY_AFTER_SECONDS;
   const unavailable = () => serviceUnavailable(retryAfterSeconds);
-  const proxies: Partial<Record<Upstream, RequestHandler<IncomingMessage, ServerResponse>>> = {};
+  const forwarders: Partial<Record<Upstream, ServiceForwarder>> = {};
   for (const [service, target] of Object.entries(deps.upstreams) as [Upstream, string | undefined][]) {
-    if (target) proxies[service] = createServiceProxy({ service, target, agents: deps.agents, timeoutMs: deps.upstreamTimeoutMs, retryAfterSeconds, logger: deps.logger });
+    if (target) forwarders[service] = createServiceForwarder({ service, target, agents: deps.agents, timeoutMs: deps.upstreamTimeoutMs, retryAfterSeconds, logger: deps.logger });
   }
 
   const describeApi = deps.apiDescription ? apiDescriptionHandler(deps.apiDescription) : undefined;
 
-  async function api(req: Request, res: Response, next: NextFunction): Promise<void> {
+  async function api(req: Request, res: Response): Promise<void> {
     const path = req.url.split('?', 1)[0]!;
     const publicRoute = matchPublicApiRoute(req.method, path);
     if (publicRoute) {
@@ -136,35 +135,35 @@ export function createApp(deps: AppDeps): Express {
       await deps.refusalPacing?.hold(rate.waitMs);
       throw tooManyRequests(rate.retryAfterSeconds);
     }
-    if (deps.responseUnitBytes) {
-      const unitBytes = deps.responseUnitBytes;
-      meterResponse(req, (bytes) => {
-        const extra = extraResponseUnits(bytes, unitBytes);
-        deps.rateLimiter.spend(identity.tokenId, extra);
-        deps.teamRateLimiter.spend(identity.teamId, extra);
-        // Called before the service's headers are passed on when it declared its length.
-        if (extra > 0) tellAllowance();
-      });
-    }
+    const unitBytes = deps.responseUnitBytes;
+    const meter = unitBytes
+      ? (bytes: number) => {
+          const extra = extraResponseUnits(bytes, unitBytes);
+          if (extra <= 0) return;
+          deps.rateLimiter.spend(identity.tokenId, extra);
+          deps.teamRateLimiter.spend(identity.teamId, extra);
+          // Called before the service's headers are passed on when it declared its length.
+          tellAllowance();
+        }
+      : undefined;
 
-    const proxy = proxies[match.route.upstream];
-    if (!proxy) throw unavailable();
+    const forward = forwarders[match.route.upstream];
+    if (!forward) throw unavailable();
     const body = await readJsonBody(req, deps.bodyLimitBytes);
-    if (body) forwardBody(req, body);
     // Services never see the caller's credentials, only the identity they resolved to.
     delete req.headers.authorization;
     delete req.headers.cookie;
     addForwardedHeaders(req);
     Object.assign(req.headers, signIdentity(deps.identitySigner, req.method, req.url, identity));
-    await proxy(req, res, next);
+    await forward(req, res, { body, meter });
   }
 
   async function toConsole(req: Request, res: Response, next: NextFunction): Promise<void> {
-    const proxy = proxies.console;
-    if (!proxy) return next();
+    const forward = forwarders.console;
+    if (!forward) return next();
     res.locals.route = 'console';
     addForwardedHeaders(req);
-    await proxy(req, res, next);
+    await forward(req, res);
   }
 
   return createServiceApp({
@@ -182,7 +181,7 @@ export function createApp(deps: AppDeps): Express {
         stripClientHeaders(req);
         // Metrics live on each service's metrics port, never on the public one: not forwarded anywhere.
         if (isMetricsPath(req.url)) throw notFound();
-        return isApiPath(req.url) ? api(req, res, next) : toConsole(req, res, next);
+        return isApiPath(req.url) ? api(req, res) : toConsole(req, res, next);
       });
     },
   });

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { grpc, unaryCall } from '@worklane/grpc';
 import type { Identity } from '@worklane/http';
-import type { Logger } from '@worklane/observability';
+import { promClient, type Logger, type Registry } from '@worklane/observability';
 import type { tokenV1 } from '@worklane/proto';
 
 export type Authentication =
@@ -112,6 +112,8 @@ export class TokenAuthenticator {
   private readonly changedAt = new Map<number, number>();
   /** Tokens accepted from the cache whose use the feed has yet to report. */
   private used = new Set<number>();
+  /** Requests answered from the cache, asked of the token service, and asked because the feed was not trusted. */
+  private readonly lookups = { hit: 0, miss: 0, untrusted: 0 };
 
   constructor(
     private readonly client: tokenV1.TokenServiceClient,
@@ -148,6 +150,7 @@ export class TokenAuthenticator {
       else if (cached.leased || startedAt < this.trustedUntil) {
         this.cache.delete(key);
         this.cache.set(key, cached); // most recently used
+        this.lookups.hit += 1;
         if (!cached.leased && startedAt - cached.reportedAt >= USE_REPORT_INTERVAL_MS) {
           cached.reportedAt = startedAt;
           this.used.add(cached.result.identity.tokenId);
@@ -155,13 +158,43 @@ export class TokenAuthenticator {
         return cached.result;
       }
       // Else the feed is not trusted now: the entry waits for it, and this request asks.
+      else this.lookups.untrusted += 1;
     }
+    this.lookups.miss += 1;
     const pending = this.inFlight.get(key);
     if (pending) {
       const answer = await pending;
       if (answer.result.outcome !== 'authenticated' || startedAt < answer.shareUntil) return answer.result;
     }
     return (await this.lookUp(key, token)).result;
+  }
+
+  /**
+   * worklane_gateway_auth_cache_lookups_total{result}: hit (answered from the cache), miss (asked
+   * the token service; `untrusted` counts those among them that had a cached acceptance the feed
+   * could not vouch for), and worklane_gateway_auth_cache_tokens.
+   */
+  registerMetrics(registry: Registry): void {
+    const { lookups } = this;
+    new promClient.Counter({
+      name: 'worklane_gateway_auth_cache_lookups_total',
+      help: 'Token checks of API requests: hit (answered from the cache), miss (asked the token service), untrusted (misses that had a cached acceptance the token change feed could not vouch for)',
+      labelNames: ['result'],
+      registers: [registry],
+      collect() {
+        this.reset();
+        for (const result of Object.keys(lookups) as (keyof typeof lookups)[]) this.inc({ result }, lookups[result]);
+      },
+    });
+    const { cache } = this;
+    new promClient.Gauge({
+      name: 'worklane_gateway_auth_cache_tokens',
+      help: 'Tokens whose acceptance this gateway replica holds in its cache',
+      registers: [registry],
+      collect() {
+        this.set(cache.size);
+      },
+    });
   }
 
   /** The feed starts (again) from a cursor read now: forget everything, cache what is asked from now on. */

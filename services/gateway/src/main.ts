@@ -37,6 +37,7 @@ async function main(): Promise<void> {
   const agents = createAgents();
   const followsChanges = config.GATEWAY_TOKEN_CHANGES_INTERVAL_MS > 0 && config.GATEWAY_AUTH_CACHE_TTL_MS > 0;
   const authenticator = new TokenAuthenticator(tokenClient, config.AUTHENTICATE_TIMEOUT_MS, logger, { ttlMs: config.GATEWAY_AUTH_CACHE_TTL_MS, followsChanges });
+  authenticator.registerMetrics(metrics.registry);
   // Revocations and moves reach the cache within an interval; a revocation waits for the feed's lease.
   const tokenChanges = followsChanges
     ? new TokenChangeFeed({

@@ -45,7 +45,11 @@ describe('TokenChangeFeed', () => {
   });
 
   it('reads every page before trusting, with the lease of the first', async () => {
-    const { feed, requests, events } = setUp([{ cursor: 10 }, { token_ids: [1], cursor: 20, more: true, cache_valid_ms: 900 }, { token_ids: [2], cursor: 30, cache_valid_ms: 1_000 }]);
+    const { feed, requests, events } = setUp([
+      { cursor: 10 },
+      { token_ids: [1], cursor: 20, more: true, cache_valid_ms: 900 },
+      { token_ids: [2], cursor: 30, cache_valid_ms: 1_000 },
+    ]);
     await feed.pass();
     events.length = 0;
     await feed.pass();

@@ -91,10 +91,10 @@ describe('ListTokenChanges', () => {
     const { cursor } = await readAll(Number((await changes(0)).cursor));
     const { team, user } = await teamWithToken();
     // 6,000 tokens in one statement, then gone with their team: more than one page of changes.
-    await service.pool.query(`INSERT INTO api_tokens (team_id, user_id, name, token_hash) SELECT $1, $2, 'bulk', encode(sha256(g::text::bytea), 'hex') FROM generate_series(1, 6000) g`, [
-      team.id,
-      user.id,
-    ]);
+    await service.pool.query(
+      `INSERT INTO api_tokens (team_id, user_id, name, token_hash) SELECT $1, $2, 'bulk', encode(sha256(g::text::bytea), 'hex') FROM generate_series(1, 6000) g`,
+      [team.id, user.id],
+    );
     await service.pool.query('DELETE FROM teams WHERE id = $1', [team.id]);
     const first = await changes(cursor);
     expect(first.more).toBe(true);

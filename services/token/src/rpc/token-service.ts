@@ -5,8 +5,8 @@ import { RpcError, grpc, type UnaryHandler } from '@worklane/grpc';
 import type { Logger } from '@worklane/observability';
 import type { tokenV1 } from '@worklane/proto';
 import { findMembership, findTeam, findUser } from '../data/accounts';
-import { NotAMemberError, deleteToken, findTokenByHash, insertToken, leaseRemainingMs, leaseTokenByHash, listTokens, touchToken, type ApiTokenRecord } from '../data/tokens';
 import { revocationWait } from '../data/token-changes';
+import { NotAMemberError, deleteToken, findTokenByHash, insertToken, leaseRemainingMs, leaseTokenByHash, listTokens, touchToken, type ApiTokenRecord } from '../data/tokens';
 import { generateToken, hashToken, isWellFormedToken } from '../domain/token-format';
 import { displayName, id, parseRequest } from './validation';
 

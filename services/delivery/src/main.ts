@@ -176,6 +176,8 @@ async function main(): Promise<void> {
     budget,
     backlog,
     onDeliveriesCreated: () => sender.wake(),
+    // Deliveries that may go at once are stored claimed and handed to the sender, with no claim.
+    sendAtOnce: sender,
     onQueued: (events) => {
       deliveryMetrics.fanOutQueued.inc(events);
       drainer.wake();

@@ -27,6 +27,8 @@ export interface DeliveryMetrics {
   breakerTransitions: promClient.Counter<'to'>;
   /** Events put in the fan-out backlog because their team was over its fan-out budget. */
   fanOutQueued: promClient.Counter;
+  /** Attempts started, by how their delivery reached the sender: `at_once` (the fan-out's fast path) or `claim`. */
+  attemptsStarted: promClient.Counter<'path'>;
   /** Binds the gauges to the sender. */
   observeQueue(source: QueueSource): void;
   /** Binds the fan-out backlog gauge to what counts the events waiting (all replicas together). */
@@ -93,6 +95,12 @@ export function createDeliveryMetrics(registry: Registry): DeliveryMetrics {
     fanOutQueued: new promClient.Counter({
       name: 'worklane_delivery_fanout_queued_total',
       help: 'Events put in the fan-out backlog because their team was over its fan-out budget',
+      registers: [registry],
+    }),
+    attemptsStarted: new promClient.Counter({
+      name: 'worklane_delivery_attempts_started_total',
+      help: 'Delivery attempts started, by path: at_once (stored already claimed by the fan-out and sent with no claim) or claim',
+      labelNames: ['path'],
       registers: [registry],
     }),
     scheduleDelay: new promClient.Histogram({

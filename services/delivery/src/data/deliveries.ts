@@ -178,34 +178,119 @@ export class DeliveryStore {
    * deliveries are created with other changes (the fan-out backlog).
    */
   async createForEvents(events: EventFanOut[], db: Queryable = this.pool): Promise<number[]> {
-    const rows = events.flatMap((fanOut) => fanOut.webhookIds.map((webhookId) => ({ fanOut, webhookId })));
-    if (rows.length === 0) return events.map(() => 0);
-    const { rows: inserted } = await db.query<{ event_id: string }>({
+    return (await this.insertFanOut(events, db)).created;
+  }
+
+  /**
+   * Like createForEvents, and in the same statement the deliveries that may be attempted at once
+   * are stored already claimed by the caller (the fast path: no claim query, no wait for one).
+   * `atOnce` says, per event and webhook (in `webhookIds` order), which deliveries the caller has
+   * a sending slot for; of those, a delivery is taken only when, as the statement finds the table:
+   * - its endpoint has no due delivery waiting for a claim (the claim serves those first, oldest
+   *   first), and
+   * - no earlier event of its issue to the same webhook is pending (per-issue order), unless
+   *   deliveries of one issue never wait for each other.
+   * The others are stored due as createForEvents stores them, for the claim. Each taken delivery
+   * is leased for `leaseMs` as a claim leases it, so another replica takes it over if this one dies.
+   */
+  async createForEventsSendingNow(events: EventFanOut[], atOnce: boolean[][], leaseMs: number): Promise<{ created: number[]; leased: ClaimedDelivery[] }> {
+    return this.insertFanOut(events, this.pool, { atOnce, leaseMs });
+  }
+
+  private async insertFanOut(
+    events: EventFanOut[],
+    db: Queryable,
+    sendNow?: { atOnce: boolean[][]; leaseMs: number },
+  ): Promise<{ created: number[]; leased: ClaimedDelivery[] }> {
+    // One row per delivery; the event's columns (its body above all) are sent once per event.
+    const rowIds: string[] = [];
+    const rowEvents: number[] = [];
+    const rowWebhooks: number[] = [];
+    const rowAtOnce: boolean[] = [];
+    events.forEach((fanOut, index) => {
+      fanOut.webhookIds.forEach((webhookId, position) => {
+        rowIds.push(deliveryId(fanOut.event.id, webhookId));
+        rowEvents.push(index + 1);
+        rowWebhooks.push(webhookId);
+        rowAtOnce.push(sendNow?.atOnce[index]?.[position] === true);
+      });
+    });
+    if (rowIds.length === 0) return { created: events.map(() => 0), leased: [] };
+    const anyAtOnce = rowAtOnce.includes(true);
+    const leaseToken = anyAtOnce ? randomUUID() : null;
+    const { rows: inserted } = await db.query<{ id: string; leased: boolean }>({
       name: 'deliveries-create-for-events',
-      text: `INSERT INTO deliveries (id, event_id, event, team_id, webhook_id, body, trace_context, next_attempt_at, event_created_at, issue_id, stream_seq)
-       SELECT planned.id, planned.event_id, planned.event, planned.team_id, planned.webhook_id, planned.body, planned.trace_context::jsonb,
-              now() + make_interval(secs => planned.delay_seconds), planned.event_created_at, planned.issue_id, nullif(planned.stream_seq, 0)
-       FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::bigint[], $5::bigint[], $6::bytea[], $7::text[], $8::float8[], $9::timestamptz[], $10::bigint[], $11::bigint[])
-         AS planned (id, event_id, event, team_id, webhook_id, body, trace_context, delay_seconds, event_created_at, issue_id, stream_seq)
+      text: `WITH planned AS (
+         SELECT r.id, r.webhook_id, r.at_once, e.*
+         FROM unnest($1::uuid[], $2::int[], $3::bigint[], $4::boolean[]) AS r (id, event_index, webhook_id, at_once)
+         JOIN unnest($5::uuid[], $6::text[], $7::bigint[], $8::bytea[], $9::text[], $10::float8[], $11::timestamptz[], $12::bigint[], $13::bigint[])
+           WITH ORDINALITY AS e (event_id, event, team_id, body, trace_context, delay_seconds, event_created_at, issue_id, stream_seq, event_index)
+           USING (event_index)
+       ), decided AS (
+         SELECT p.*,
+                CASE WHEN p.at_once THEN
+                  NOT EXISTS (SELECT 1 FROM deliveries AS w WHERE w.webhook_id = p.webhook_id AND w.status = 'pending' AND w.next_attempt_at <= now())
+                  AND ($16::float8 <= 0 OR p.issue_id IS NULL OR p.stream_seq = 0 OR NOT EXISTS (
+                    SELECT 1 FROM deliveries AS e
+                    WHERE e.webhook_id = p.webhook_id AND e.issue_id = p.issue_id AND e.status = 'pending' AND e.stream_seq < p.stream_seq))
+                ELSE false END AS go_now
+         FROM planned AS p
+       )
+       INSERT INTO deliveries (id, event_id, event, team_id, webhook_id, body, trace_context, next_attempt_at, lease_token, event_created_at, issue_id, stream_seq)
+       SELECT d.id, d.event_id, d.event, d.team_id, d.webhook_id, d.body, d.trace_context::jsonb,
+              CASE WHEN d.go_now THEN now() + make_interval(secs => $15::float8) ELSE now() + make_interval(secs => d.delay_seconds) END,
+              CASE WHEN d.go_now THEN $14::uuid END,
+              d.event_created_at, d.issue_id, nullif(d.stream_seq, 0)
+       FROM decided AS d
        ON CONFLICT (id) DO NOTHING
-       RETURNING event_id`,
+       RETURNING id, lease_token IS NOT NULL AS leased`,
       values: [
-        rows.map(({ fanOut, webhookId }) => deliveryId(fanOut.event.id, webhookId)),
-        rows.map(({ fanOut }) => fanOut.event.id),
-        rows.map(({ fanOut }) => fanOut.event.event),
-        rows.map(({ fanOut }) => fanOut.event.team_id),
-        rows.map(({ webhookId }) => webhookId),
-        rows.map(({ fanOut }) => fanOut.body),
-        rows.map(({ fanOut }) => JSON.stringify(fanOut.traceContext)),
-        rows.map(({ fanOut }) => fanOut.firstDelayMs / 1000),
-        rows.map(({ fanOut }) => fanOut.event.created_at),
-        rows.map(({ fanOut }) => fanOut.event.issue_id ?? null),
-        rows.map(({ fanOut }) => fanOut.streamSequence ?? 0),
+        rowIds,
+        rowEvents,
+        rowWebhooks,
+        rowAtOnce,
+        events.map((fanOut) => fanOut.event.id),
+        events.map((fanOut) => fanOut.event.event),
+        events.map((fanOut) => fanOut.event.team_id),
+        events.map((fanOut) => fanOut.body),
+        events.map((fanOut) => JSON.stringify(fanOut.traceContext)),
+        events.map((fanOut) => fanOut.firstDelayMs / 1000),
+        events.map((fanOut) => fanOut.event.created_at),
+        events.map((fanOut) => fanOut.event.issue_id ?? null),
+        events.map((fanOut) => fanOut.streamSequence ?? 0),
+        leaseToken,
+        (sendNow?.leaseMs ?? 0) / 1000,
+        this.ordering.orderWaitMs / 1000,
       ],
     });
-    const counts = new Map<string, number>();
-    for (const row of inserted) counts.set(row.event_id, (counts.get(row.event_id) ?? 0) + 1);
-    return events.map((fanOut) => counts.get(fanOut.event.id.toLowerCase()) ?? 0);
+    const created = events.map(() => 0);
+    const leased: ClaimedDelivery[] = [];
+    const dueAtMs = Date.now();
+    const positions = new Map(rowIds.map((id, position) => [id, position]));
+    for (const row of inserted) {
+      const position = positions.get(row.id);
+      if (position === undefined) continue;
+      const index = rowEvents[position]! - 1;
+      created[index] = (created[index] ?? 0) + 1;
+      if (!row.leased || leaseToken === null) continue;
+      const fanOut = events[index]!;
+      const webhookId = rowWebhooks[position]!;
+      leased.push({
+        id: row.id,
+        eventId: fanOut.event.id,
+        event: fanOut.event.event,
+        teamId: fanOut.event.team_id,
+        webhookId,
+        body: fanOut.body,
+        traceContext: fanOut.traceContext,
+        attemptCount: 0,
+        eventCreatedAtMs: Date.parse(fanOut.event.created_at),
+        dueAtMs,
+        isRedelivery: false,
+        leaseToken,
+      });
+    }
+    return { created, leased };
   }
 
   /**

@@ -11,13 +11,28 @@ import {
 } from '@worklane/messaging';
 import { BackgroundWorker, type Logger, type PassResult, type Registry } from '@worklane/observability';
 import type { WebhookDirectory, WebhookTarget } from '../clients/webhooks';
-import type { DeliveryStore, EventFanOut } from '../data/deliveries';
+import type { ClaimedDelivery, DeliveryStore, EventFanOut } from '../data/deliveries';
 import type { FanOutBacklog } from '../data/fan-out-backlog';
 import { GroupCommit } from '../data/group-commit';
 import type { EventHeader } from '../domain/delivery';
 import type { FanOutBudget } from './fan-out-budget';
 import { readIncomingEvent } from './incoming-event';
 import { inScope } from './webhook-scope';
+
+/** A sending slot held for one delivery. */
+export interface HeldSlot {
+  release(): void;
+}
+
+/** The sender, as the fast path from fan-out to sending sees it (sending/sender.ts). */
+export interface SendsAtOnce {
+  /** How long a delivery stored claimed by this replica stays reserved to it. */
+  readonly leaseMs: number;
+  /** A slot for a delivery to `webhook` that may go as soon as it is stored; undefined when it must wait for a claim. */
+  reserveAtOnce(webhook: WebhookTarget): HeldSlot | undefined;
+  /** Attempts a delivery stored claimed by this replica, in its slot. */
+  sendAtOnce(delivery: ClaimedDelivery, webhook: WebhookTarget, slot: HeldSlot): void;
+}
 
 export interface EventConsumerOptions {
   js: JetStreamClient;
@@ -33,8 +48,13 @@ export interface EventConsumerOptions {
   /** How many deliveries each team's events may create now; events beyond it wait in `backlog`. */
   budget: FanOutBudget;
   backlog: FanOutBacklog;
-  /** Called when new deliveries are stored, to send them without waiting for a poll. */
+  /** Called when new deliveries are stored for a claim, to send them without waiting for a poll. */
   onDeliveriesCreated: () => void;
+  /**
+   * The fast path: deliveries that may go at once are stored claimed by this replica and handed
+   * to the sender in memory, with no claim. Without it every delivery waits for a claim.
+   */
+  sendAtOnce?: SendsAtOnce;
   /** Called when events were put in the backlog, to drain it as budgets refill. */
   onQueued: (events: number) => void;
   /** Records a dead-lettered event in the delivery log of the webhooks it was meant for. */
@@ -48,8 +68,13 @@ export interface EventConsumerOptions {
   onTargets?: (targets: WebhookTarget[]) => Promise<void>;
 }
 
-/** Events arriving within this time are fanned out together: one question per team, one INSERT. */
-const FAN_OUT_LINGER_MS = 2;
+/**
+ * Events fanned out by one statement at most. Events arriving while a statement is in flight are
+ * written together by the next one (no linger: an idle replica writes each event at once).
+ */
+const FAN_OUT_BATCH = 200;
+/** Fan-out statements in flight at once. */
+const FAN_OUT_WRITES = 2;
 
 /** How long a failed event waits before JetStream offers it again. */
 const RETRY_EVENT_MS = 2_000;
@@ -88,10 +113,16 @@ export class EventConsumer {
   private readonly slots: Slots;
   private readonly handling = new Set<Promise<void>>();
   private readonly fanOuts: GroupCommit<Omit<EventFanOut, 'webhookIds'>, number>;
+  /**
+   * Stream sequences of the events of each issue this replica is fanning out (received, deliveries
+   * not yet stored): a later event of an issue never takes the fast path past an earlier one that
+   * is not stored yet.
+   */
+  private readonly issuesInFlight = new Map<number, Set<number>>();
 
   constructor(private readonly options: EventConsumerOptions) {
     this.slots = new Slots(options.concurrency);
-    this.fanOuts = new GroupCommit((events) => this.fanOut(events), 200, 2, FAN_OUT_LINGER_MS);
+    this.fanOuts = new GroupCommit((events) => this.fanOut(events), FAN_OUT_BATCH, FAN_OUT_WRITES);
     this.worker = new BackgroundWorker({
       name: 'event consumer',
       logger: options.logger,
@@ -164,15 +195,85 @@ export class EventConsumer {
    * more than its share cannot keep the database from the other teams' deliveries.
    */
   private async fanOut(events: Omit<EventFanOut, 'webhookIds'>[]): Promise<number[]> {
-    const { store, budget, backlog, onQueued } = this.options;
+    const { budget, backlog, onQueued } = this.options;
     const planned = await this.withTargets(events);
     const admitted = planned.map((fanOut) => budget.admit(fanOut.event.team_id, fanOut.webhookIds.length));
     const now = planned.filter((_, index) => admitted[index]);
     const later = planned.filter((_, index) => !admitted[index]);
-    const [created] = await Promise.all([store.createForEvents(now), backlog.queue(later)]);
+    const [created] = await Promise.all([this.store(now), backlog.queue(later)]);
     if (later.length > 0) onQueued(later.length);
     let next = 0;
     return admitted.map((goesNow) => (goesNow ? (created[next++] ?? 0) : 0));
+  }
+
+  /**
+   * Stores the deliveries of events within their team's fan-out budget. Those the sender has a
+   * slot for, whose event is the earliest of its issue this replica is fanning out and which are
+   * due at once, may be stored claimed (see DeliveryStore.createForEventsSendingNow) and are then
+   * attempted straight away; the rest wait for a claim, which is woken for them.
+   */
+  private async store(events: (Omit<EventFanOut, 'webhookIds'> & { webhookIds: number[]; targets: WebhookTarget[] })[]): Promise<number[]> {
+    const { store, sendAtOnce, onDeliveriesCreated } = this.options;
+    if (events.length === 0) return [];
+    const slots = new Map<string, HeldSlot[]>();
+    const atOnce = events.map((fanOut) => {
+      if (!sendAtOnce || fanOut.firstDelayMs > 0 || !this.earliestOfItsIssue(fanOut)) return fanOut.targets.map(() => false);
+      return fanOut.targets.map((webhook) => {
+        const slot = sendAtOnce.reserveAtOnce(webhook);
+        if (!slot) return false;
+        const key = `${fanOut.event.id}/${webhook.id}`;
+        slots.set(key, [...(slots.get(key) ?? []), slot]);
+        return true;
+      });
+    });
+    if (!sendAtOnce || slots.size === 0) {
+      const created = await store.createForEvents(events);
+      if (created.some((count) => count > 0)) onDeliveriesCreated();
+      return created;
+    }
+    let stored: { created: number[]; leased: ClaimedDelivery[] };
+    try {
+      stored = await store.createForEventsSendingNow(events, atOnce, sendAtOnce.leaseMs);
+    } catch (error) {
+      for (const held of slots.values()) for (const slot of held) slot.release();
+      throw error;
+    }
+    const targets = new Map(events.flatMap((fanOut) => fanOut.targets.map((webhook) => [webhook.id, webhook] as const)));
+    for (const delivery of stored.leased) {
+      const slot = slots.get(`${delivery.eventId}/${delivery.webhookId}`)?.pop();
+      const webhook = targets.get(delivery.webhookId);
+      // Cannot happen (a leased delivery had a slot and a target); its lease would give it back to a claim.
+      if (!slot || !webhook) continue;
+      sendAtOnce.sendAtOnce(delivery, webhook, slot);
+    }
+    for (const held of slots.values()) for (const slot of held) slot.release();
+    const forClaim = stored.created.reduce((sum, count) => sum + count, 0) - stored.leased.length;
+    if (forClaim > 0) onDeliveriesCreated();
+    return stored.created;
+  }
+
+  /** Whether no earlier event of the fan-out's issue is being fanned out by this replica. */
+  private earliestOfItsIssue(fanOut: Omit<EventFanOut, 'webhookIds'>): boolean {
+    const issueId = fanOut.event.issue_id;
+    const sequence = fanOut.streamSequence ?? 0;
+    if (issueId === undefined || sequence === 0) return true;
+    for (const other of this.issuesInFlight.get(issueId) ?? []) if (other < sequence) return false;
+    return true;
+  }
+
+  /** Counts an event of an issue as being fanned out until `done` is called. */
+  private trackIssue(issueId: number | undefined, sequence: number): () => void {
+    if (issueId === undefined || sequence === 0) return () => {};
+    let sequences = this.issuesInFlight.get(issueId);
+    if (!sequences) {
+      sequences = new Set();
+      this.issuesInFlight.set(issueId, sequences);
+    }
+    sequences.add(sequence);
+    return () => {
+      sequences.delete(sequence);
+      if (sequences.size === 0 && this.issuesInFlight.get(issueId) === sequences) this.issuesInFlight.delete(issueId);
+    };
   }
 
   /**
@@ -180,7 +281,7 @@ export class EventConsumer {
    * projects) holds it: an event outside a webhook's scope gets no delivery at all, so nothing of it
    * reaches that webhook's log. One question per team and event name.
    */
-  private async withTargets<T extends { event: EventHeader }>(events: T[]): Promise<(T & { webhookIds: number[] })[]> {
+  private async withTargets<T extends { event: EventHeader }>(events: T[]): Promise<(T & { webhookIds: number[]; targets: WebhookTarget[] })[]> {
     const questions = new Map<string, Promise<WebhookTarget[]>>();
     for (const { event } of events) {
       const key = `${event.team_id}/${event.event}`;
@@ -194,7 +295,7 @@ export class EventConsumer {
       const targets = (byKey.get(`${teamId}/${event}`) ?? []).filter(
         (webhook) => webhook.active && webhook.teamId === teamId && webhook.events.includes(event) && inScope(webhook, fanOut.event),
       );
-      return { ...fanOut, webhookIds: targets.map((webhook) => webhook.id) };
+      return { ...fanOut, webhookIds: targets.map((webhook) => webhook.id), targets };
     });
   }
 
@@ -212,7 +313,7 @@ export class EventConsumer {
   }
 
   private async handle(message: JsMsg): Promise<void> {
-    const { logger, firstDelayMs, onDeliveriesCreated } = this.options;
+    const { logger, firstDelayMs } = this.options;
     const incoming = readIncomingEvent(message.subject, message.data);
     if (incoming.kind === 'invalid') {
       logger.error({ subject: message.subject, sequence: message.seq, problem: incoming.problem }, 'dropping a message that is not a valid issue event');
@@ -221,6 +322,17 @@ export class EventConsumer {
     }
     const { header, body } = incoming;
     if (incoming.kind === 'notice') return this.recordDeadLetter(message, header, body);
+    // Counted from here, in the order messages arrive, so a later event of the issue sees it.
+    const fannedOut = this.trackIssue(header.issue_id, message.seq);
+    try {
+      await this.fanOutOne(message, header, body, firstDelayMs);
+    } finally {
+      fannedOut();
+    }
+  }
+
+  private async fanOutOne(message: JsMsg, header: EventHeader, body: Buffer, firstDelayMs: number): Promise<void> {
+    const { logger } = this.options;
     await inSpan(
       `${message.subject} process`,
       {
@@ -230,9 +342,8 @@ export class EventConsumer {
       },
       async () => {
         try {
-          const created = await this.fanOuts.submit({ event: header, body, traceContext: captureTraceContext(), firstDelayMs, streamSequence: message.seq });
+          await this.fanOuts.submit({ event: header, body, traceContext: captureTraceContext(), firstDelayMs, streamSequence: message.seq });
           message.ack();
-          if (created > 0) onDeliveriesCreated();
         } catch (error) {
           logger.warn({ err: error, eventId: header.id }, 'fanning out an event failed; it will be retried');
           message.nak(RETRY_EVENT_MS);

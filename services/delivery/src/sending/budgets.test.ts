@@ -40,4 +40,44 @@ describe('SendingBudgets', () => {
     expect(budgets.claimBudget(100, breakers).blockedWebhooks).toEqual([30]);
     probe();
   });
+
+  describe('a slot outside a claim (the fast path)', () => {
+    it('is taken while the total, the team and the endpoint have room, and counts against the next claim', () => {
+      const budgets = new SendingBudgets(limits);
+      const breakers = new CircuitBreakers({ failureThreshold: 1, coolDownMs: 1_000, maxCoolDownMs: 1_000 });
+      const first = budgets.takeIfRoom(1, 10, breakers);
+      expect(first).toBeDefined();
+      expect(budgets.inFlightOfTeam(1)).toBe(1);
+      expect(budgets.claimBudget(100, breakers).teamAllowances).toEqual([[1, 3]]);
+      first!();
+      first!();
+      expect(budgets.inFlight).toBe(0);
+    });
+
+    it('is refused to a team at its budget, leaving other teams theirs', () => {
+      const budgets = new SendingBudgets(limits);
+      const breakers = new CircuitBreakers({ failureThreshold: 1, coolDownMs: 1_000, maxCoolDownMs: 1_000 });
+      for (const webhookId of [10, 10, 11, 12]) budgets.take(1, webhookId);
+      expect(budgets.takeIfRoom(1, 13, breakers)).toBeUndefined();
+      expect(budgets.inFlightOfTeam(1)).toBe(4);
+      expect(budgets.takeIfRoom(2, 20, breakers)).toBeDefined();
+    });
+
+    it('is refused to an endpoint at its budget, when every slot is taken, and to an endpoint whose breaker is not closed', () => {
+      let now = 0;
+      const budgets = new SendingBudgets({ total: 3, perTeam: 3, perWebhook: 2 });
+      const breakers = new CircuitBreakers({ failureThreshold: 1, coolDownMs: 1_000, maxCoolDownMs: 1_000, now: () => now });
+      budgets.take(1, 10);
+      budgets.take(1, 10);
+      expect(budgets.takeIfRoom(1, 10, breakers)).toBeUndefined();
+      breakers.record(11, true);
+      expect(budgets.takeIfRoom(1, 11, breakers)).toBeUndefined();
+      now = 1_000;
+      // Half-open: its one probe goes through a claim.
+      expect(budgets.takeIfRoom(1, 11, breakers)).toBeUndefined();
+      budgets.take(2, 20);
+      expect(budgets.takeIfRoom(3, 30, breakers)).toBeUndefined();
+      expect(budgets.inFlight).toBe(3);
+    });
+  });
 });

@@ -88,6 +88,17 @@ export class SendingBudgets {
     };
   }
 
+  /**
+   * Takes a slot for an attempt outside a claim (the fan-out's fast path) when the total, the
+   * team's and the endpoint's budgets all have room and the endpoint's breaker is closed; the
+   * returned function gives it back (once). Undefined, taking nothing, otherwise.
+   */
+  takeIfRoom(teamId: number, webhookId: number, breakers: CircuitBreakers): (() => void) | undefined {
+    if (this.free <= 0 || this.inFlightOfTeam(teamId) >= this.limits.perTeam || this.inFlightOf(webhookId) >= this.limits.perWebhook) return undefined;
+    if (breakers.state(webhookId) !== 'closed') return undefined;
+    return this.take(teamId, webhookId);
+  }
+
   /** Whether some team or endpoint is held back by its budget (so more may be due than claimed). */
   get anyAtBudget(): boolean {
     if (this.teamsAtBudget > 0) return true;

@@ -64,8 +64,13 @@ const DIRECTORY_RETRY_MS = 5_000;
 const REFILL_DELAY_MS = 5;
 /** Bytes of response body, and of each header list, an attempt keeps when no limits are given. */
 const DEFAULT_EXCHANGE_BYTES = 4096;
-/** Attempts finishing within this time are recorded by one statement. */
-const RECORD_LINGER_MS = 2;
+/**
+ * Attempts recorded by one statement at most. Attempts that finish while a statement is in flight
+ * are recorded together by the next one (no linger: an idle replica records each at once).
+ */
+const RECORD_BATCH = 200;
+/** Recording statements in flight at once. */
+const RECORD_WRITES = 2;
 
 /** Why an attempt found no receiver to talk to, in words safe to show the webhook's owner. */
 function addressRefusal(error: AddressPolicyError): string {
@@ -88,6 +93,8 @@ export class DeliverySender {
   private refillTimer: NodeJS.Timeout | undefined;
   /** Set when the last claim suggested more work is due than was taken. */
   private backlog = false;
+  /** Set when the last claim took as many deliveries as it could: more may be due, and they go first. */
+  private lastClaimFull = false;
   private readonly budgets: SendingBudgets;
   private readonly breakers: CircuitBreakers;
   /** Endpoints whose breaker opened since the last deferral, with when their probe may go. */
@@ -101,7 +108,7 @@ export class DeliverySender {
   private readonly recorder: GroupCommit<{ delivery: ClaimedDelivery; outcome: AttemptOutcome }, boolean>;
 
   constructor(private readonly options: SenderOptions) {
-    this.recorder = new GroupCommit((attempts) => options.store.recordAttempts(attempts), 200, 2, RECORD_LINGER_MS);
+    this.recorder = new GroupCommit((attempts) => options.store.recordAttempts(attempts), RECORD_BATCH, RECORD_WRITES);
     this.budgets = new SendingBudgets({ total: options.concurrency, perTeam: options.perTeamConcurrency, perWebhook: options.perWebhookConcurrency });
     this.breakers = new CircuitBreakers(options.breaker);
     this.worker = new BackgroundWorker({ name: 'delivery sender', logger: options.logger, registry: options.registry, idleMs: options.pollIntervalMs, pass: () => this.pass() });
@@ -169,6 +176,7 @@ export class DeliverySender {
         const { deliveries: claimed, pacedDueAtMs } = await this.options.store.claimDue(budget, this.options.leaseMs, this.rotateAfter);
         this.pacedDueAtMs = pacedDueAtMs;
         scannedFull = claimed.length === budget.limit;
+        this.lastClaimFull = scannedFull;
         const teams = new Set(claimed.map((delivery) => delivery.teamId));
         // More teams due than one claim serves: the next claim starts after the last one served.
         this.rotateAfter = teams.size >= budget.limit ? Math.max(...teams) : 0;
@@ -223,6 +231,48 @@ export class DeliverySender {
     }
   }
 
+  /** Time a delivery the fan-out stores claimed for this replica stays reserved to it (the claim's lease). */
+  get leaseMs(): number {
+    return this.options.leaseMs;
+  }
+
+  /**
+   * A sending slot for a delivery to `webhook` that may be attempted as soon as it is stored (the
+   * fast path), or undefined when it must wait for a claim: the sender is stopping, the last claim
+   * left due deliveries behind (they go first), the budgets in total, of the team or of the
+   * endpoint are used up, the endpoint's breaker is not closed, or the endpoint has a rate limit
+   * (only the claim spends its tokens). The slot counts against the next claims at once; the
+   * caller gives it back with `release` when the delivery does not go now after all.
+   */
+  reserveAtOnce(webhook: WebhookTarget): { release(): void } | undefined {
+    if (!this.running || this.lastClaimFull || webhook.rateLimitPerSecond !== null) return undefined;
+    const giveBack = this.budgets.takeIfRoom(webhook.teamId, webhook.id, this.breakers);
+    if (!giveBack) return undefined;
+    return {
+      release: () => {
+        giveBack();
+        this.refill();
+      },
+    };
+  }
+
+  /**
+   * Attempts a delivery the fan-out stored leased to this replica, in the slot `reserveAtOnce`
+   * gave for it, to the webhook as the fan-out found it a moment ago.
+   */
+  sendAtOnce(delivery: ClaimedDelivery, webhook: WebhookTarget, slot: { release(): void }): void {
+    if (!this.running) {
+      // Stopping: give the delivery back to the claims of any replica rather than wait for its lease.
+      slot.release();
+      this.options.store.release(delivery, 0).catch((error) => this.options.logger.warn({ err: error, deliveryId: delivery.id }, 'releasing a delivery failed; its lease will run out'));
+      return;
+    }
+    this.options.metrics.attemptsStarted.inc({ path: 'at_once' });
+    this.options.metrics.scheduleDelay.observe(0);
+    this.options.metrics.teamInFlight.observe(this.budgets.inFlightOfTeam(delivery.teamId));
+    this.launchOne(delivery, Promise.resolve(webhook), () => slot.release());
+  }
+
   /** Slots came free while work is waiting: claim again shortly, for all of them at once. */
   private refill(): void {
     if (!this.backlog || this.refillTimer || this.wakeRequested) return;
@@ -236,6 +286,7 @@ export class DeliverySender {
   private launch(claimed: ClaimedDelivery[]): void {
     const lookups = new Map<number, Promise<WebhookTarget | null>>();
     const now = Date.now();
+    if (claimed.length > 0) this.options.metrics.attemptsStarted.inc({ path: 'claim' }, claimed.length);
     for (const delivery of claimed) {
       let webhook = lookups.get(delivery.webhookId);
       if (!webhook) {
@@ -246,23 +297,30 @@ export class DeliverySender {
       }
       this.options.metrics.scheduleDelay.observe(Math.max(0, now - delivery.dueAtMs) / 1000);
       this.options.metrics.teamInFlight.observe(this.budgets.inFlightOfTeam(delivery.teamId) + 1);
-      // The receiver's slot frees as soon as the exchange ends; recording it needs no receiver.
       const giveBack = this.budgets.take(delivery.teamId, delivery.webhookId);
-      let released = false;
-      const releaseSlot = () => {
-        if (released) return;
-        released = true;
+      this.launchOne(delivery, webhook, () => {
         giveBack();
         this.refill();
-      };
-      const attempt = this.attempt(delivery, webhook, releaseSlot)
-        .catch((error) => this.options.logger.error({ err: error, deliveryId: delivery.id }, 'delivery attempt failed unexpectedly'))
-        .finally(() => {
-          this.attempts.delete(attempt);
-          releaseSlot();
-        });
-      this.attempts.add(attempt);
+      });
     }
+  }
+
+  /** Runs one attempt in a slot already taken; `giveBack` frees the slot (called once). */
+  private launchOne(delivery: ClaimedDelivery, webhook: Promise<WebhookTarget | null>, giveBack: () => void): void {
+    // The receiver's slot frees as soon as the exchange ends; recording it needs no receiver.
+    let released = false;
+    const releaseSlot = () => {
+      if (released) return;
+      released = true;
+      giveBack();
+    };
+    const attempt = this.attempt(delivery, webhook, releaseSlot)
+      .catch((error) => this.options.logger.error({ err: error, deliveryId: delivery.id }, 'delivery attempt failed unexpectedly'))
+      .finally(() => {
+        this.attempts.delete(attempt);
+        releaseSlot();
+      });
+    this.attempts.add(attempt);
   }
 
   /** The webhook, null when it no longer exists, or a DirectoryUnavailableError. */

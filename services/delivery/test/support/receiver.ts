@@ -17,6 +17,8 @@ export interface ReceiverAnswer {
   body?: string;
   /** Waits this long before answering (a slow receiver). */
   delayMs?: number;
+  /** Answers only once this settles (a receiver held by the test). */
+  until?: Promise<unknown>;
 }
 
 type Behaviour = (request: ReceivedRequest, index: number) => ReceiverAnswer;
@@ -101,7 +103,8 @@ export class Receiver {
           res.writeHead(answer.status, answer.headers ?? {});
           res.end(answer.body ?? '');
         };
-        if (answer.delayMs) setTimeout(reply, answer.delayMs);
+        if (answer.until) void answer.until.finally(reply);
+        else if (answer.delayMs) setTimeout(reply, answer.delayMs);
         else reply();
       });
     });

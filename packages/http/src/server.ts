@@ -1,11 +1,10 @@
-import { createServer, type Server } from 'node:http';
-import type { Express } from 'express';
+import { createServer, type RequestListener, type Server } from 'node:http';
 
 /**
  * Listens with keep-alive longer than any proxy in front of us keeps idle sockets, so a reused
  * connection is never closed under a request in flight.
  */
-export function listen(app: Express, port: number, host: string): Promise<Server> {
+export function listen(app: RequestListener, port: number, host: string): Promise<Server> {
   const server = createServer(app);
   server.keepAliveTimeout = 65_000;
   server.headersTimeout = 66_000;

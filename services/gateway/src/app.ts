@@ -1,5 +1,5 @@
-import type { IncomingMessage } from 'node:http';
-import type { Express, NextFunction, Request, Response } from 'express';
+import type { IncomingMessage, RequestListener } from 'node:http';
+import type { NextFunction, Request, Response } from 'express';
 import type { Signer } from '@worklane/config';
 import {
   DEFAULT_RETRY_AFTER_SECONDS,
@@ -18,6 +18,7 @@ import type { Logger, ServiceMetrics } from '@worklane/observability';
 import { apiDescriptionHandler, type ApiDescription } from './api-description';
 import type { TokenAuthenticator } from './authenticate';
 import { readJsonBody } from './body';
+import { edgeHandler, type EdgeResponse } from './edge';
 import { createServiceForwarder, type Agents, type ServiceForwarder } from './proxy';
 import { extraResponseUnits, rateLimitHeaders, takeEach, type RateLimiter, type RefusalPacing } from './rate-limit';
 
@@ -86,7 +87,7 @@ const isMetricsPath = (url: string) => /^\/metrics\/?$/i.test(url.split('?', 1)[
  * body checks (400, 413, 415), then the request goes to its service with a signed identity.
  * Everything else goes to the console, which authenticates with its own sessions.
  */
-export function createApp(deps: AppDeps): Express {
+export function createApp(deps: AppDeps): RequestListener {
   const retryAfterSeconds = deps.retryAfterSeconds ?? DEFAULT_RETRY_AFTER_SECONDS;
   const unavailable = () => serviceUnavailable(retryAfterSeconds);
   const forwarders: Partial<Record<Upstream, ServiceForwarder>> = {};
@@ -96,16 +97,22 @@ export function createApp(deps: AppDeps): Express {
 
   const describeApi = deps.apiDescription ? apiDescriptionHandler(deps.apiDescription) : undefined;
 
-  async function api(req: Request, res: Response): Promise<void> {
-    const path = req.url.split('?', 1)[0]!;
-    const publicRoute = matchPublicApiRoute(req.method, path);
-    if (publicRoute) {
-      res.locals.route = publicRoute.route.template;
-      if (publicRoute.kind === 'method-not-allowed') throw methodNotAllowed(publicRoute.allow);
-      if (describeApi?.(publicRoute.route, res)) return;
-      throw notFound();
-    }
-    const match = matchApiRoute(req.method, path);
+  /** The API's description: public, served by express. */
+  function publicApi(req: Request, res: Response): void {
+    const publicRoute = matchPublicApiRoute(req.method, req.url.split('?', 1)[0]!);
+    if (!publicRoute) throw notFound();
+    res.locals.route = publicRoute.route.template;
+    if (publicRoute.kind === 'method-not-allowed') throw methodNotAllowed(publicRoute.allow);
+    if (describeApi?.(publicRoute.route, res)) return;
+    throw notFound();
+  }
+
+  /** Every other API request, on the edge path (node:http alone). */
+  async function api(req: IncomingMessage, res: EdgeResponse): Promise<void> {
+    stripClientHeaders(req);
+    const url = req.url!;
+    const method = req.method!;
+    const match = matchApiRoute(method, url.split('?', 1)[0]!);
     if (match.kind === 'not-found') throw notFound();
     res.locals.route = match.route.template;
     if (match.kind === 'method-not-allowed') throw methodNotAllowed(match.allow);
@@ -123,7 +130,7 @@ export function createApp(deps: AppDeps): Express {
     ] as const;
     const tellAllowance = (decision?: Parameters<typeof rateLimitHeaders>[1]) => {
       const headers = rateLimitHeaders(allowances, decision);
-      if (headers && !res.headersSent) res.set(headers);
+      if (headers && !res.headersSent) for (const name in headers) res.setHeader(name, headers[name]!);
     };
     if (match.params.team !== String(identity.teamId)) {
       tellAllowance();
@@ -154,7 +161,7 @@ export function createApp(deps: AppDeps): Express {
     delete req.headers.authorization;
     delete req.headers.cookie;
     addForwardedHeaders(req);
-    Object.assign(req.headers, signIdentity(deps.identitySigner, req.method, req.url, identity));
+    Object.assign(req.headers, signIdentity(deps.identitySigner, method, url, identity));
     await forward(req, res, { body, meter });
   }
 
@@ -166,7 +173,7 @@ export function createApp(deps: AppDeps): Express {
     await forward(req, res);
   }
 
-  return createServiceApp({
+  const app = createServiceApp({
     logger: deps.logger,
     metrics: deps.metrics,
     isReady: deps.isReady,
@@ -181,8 +188,17 @@ export function createApp(deps: AppDeps): Express {
         stripClientHeaders(req);
         // Metrics live on each service's metrics port, never on the public one: not forwarded anywhere.
         if (isMetricsPath(req.url)) throw notFound();
-        return isApiPath(req.url) ? api(req, res) : toConsole(req, res, next);
+        if (isApiPath(req.url)) return publicApi(req, res);
+        return toConsole(req, res, next);
       });
     },
   });
+  // The same request id, metrics, access log line and errors as the express app gives its routes.
+  const edge = edgeHandler({ logger: deps.logger, metrics: deps.metrics, retryAfterSeconds }, api);
+  return (req, res) => {
+    const url = req.url ?? '';
+    // The API's own routes take the edge path; its public description, the probes and the console, express.
+    if (isApiPath(url) && !matchPublicApiRoute(req.method ?? 'GET', url.split('?', 1)[0]!)) return edge(req, res);
+    app(req, res);
+  };
 }

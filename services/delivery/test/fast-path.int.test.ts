@@ -147,6 +147,22 @@ describe('storing a fan-out with deliveries that may go at once', () => {
     expect(await claimFor(replicaB, team)).toEqual([]);
   });
 
+  it('says, when the earlier event of an issue is recorded, that the later one waiting behind it may be claimed now', async () => {
+    const team = newTeam();
+    const webhookId = newWebhook();
+    const first = event(team, 9, [webhookId]);
+    const second = event(team, 9, [webhookId]);
+    const [earlier] = (await replicaA.createForEventsSendingNow([first], allAtOnce([first]), LEASE_MS)).leased as [ClaimedDelivery];
+    expect((await replicaA.createForEventsSendingNow([second], allAtOnce([second]), LEASE_MS)).leased).toEqual([]);
+    expect(await claimFor(replicaB, team)).toEqual([]);
+
+    expect(await replicaA.recordAttemptsAndFollow([{ delivery: earlier, outcome: succeeded }])).toEqual({ recorded: [true], nextOfIssueDue: 1 });
+    const [next] = await claimFor(replicaB, team);
+    expect(next?.eventId).toBe(second.event.id);
+    // Nothing waits behind the last one.
+    expect(await replicaB.recordAttemptsAndFollow([{ delivery: next!, outcome: succeeded }])).toEqual({ recorded: [true], nextOfIssueDue: 0 });
+  });
+
   it('lets deliveries of one issue go at once regardless of each other when they never wait for each other', async () => {
     const team = newTeam();
     const webhookId = newWebhook();

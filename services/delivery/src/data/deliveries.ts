@@ -519,15 +519,18 @@ export class DeliveryStore {
    */
   private reorderBehind(recorded: string, waitParam: string): string {
     const wait = `make_interval(secs => ${waitParam}::float8)`;
-    return `, behind AS (
+    // next_of_issue: for each delivery that finished, the next event of its issue still pending for the webhook.
+    return `, next_of_issue AS (
+         SELECT s.id, s.attempt_count, s.next_attempt_at, s.lease_token
+         FROM ${recorded} AS m CROSS JOIN LATERAL (
+           SELECT s.id, s.attempt_count, s.next_attempt_at, s.lease_token FROM deliveries AS s
+           WHERE s.webhook_id = m.webhook_id AND s.issue_id = m.issue_id AND s.status = 'pending' AND s.stream_seq > m.stream_seq
+           ORDER BY s.stream_seq LIMIT 1
+         ) AS s
+         WHERE ${waitParam}::float8 > 0 AND m.status <> 'pending' AND m.stream_seq IS NOT NULL
+       ), behind AS (
          SELECT DISTINCT ON (later.id) later.id, later.due_at FROM (
-           SELECT s.id, now() AS due_at
-           FROM ${recorded} AS m CROSS JOIN LATERAL (
-             SELECT s.id, s.attempt_count, s.next_attempt_at FROM deliveries AS s
-             WHERE s.webhook_id = m.webhook_id AND s.issue_id = m.issue_id AND s.status = 'pending' AND s.stream_seq > m.stream_seq
-             ORDER BY s.stream_seq LIMIT 1
-           ) AS s
-           WHERE ${waitParam}::float8 > 0 AND m.status <> 'pending' AND m.stream_seq IS NOT NULL AND s.attempt_count = 0 AND s.next_attempt_at > now()
+           SELECT n.id, now() AS due_at FROM next_of_issue AS n WHERE n.attempt_count = 0 AND n.next_attempt_at > now()
            UNION ALL
            SELECT s.id, least(m.next_attempt_at, s.created_at + ${wait}) AS due_at
            FROM ${recorded} AS m CROSS JOIN LATERAL (
@@ -554,9 +557,17 @@ export class DeliveryStore {
    * its lease (it ran past it and another sender took over) records nothing: false in its place.
    */
   async recordAttempts(attempts: { delivery: ClaimedDelivery; outcome: AttemptOutcome }[]): Promise<boolean[]> {
-    if (attempts.length === 0) return [];
+    return (await this.recordAttemptsAndFollow(attempts)).recorded;
+  }
+
+  /**
+   * recordAttempts, also saying how many later events of the recorded deliveries' issues may now be
+   * claimed because the earlier event they waited for finished (a sender should claim at once).
+   */
+  async recordAttemptsAndFollow(attempts: { delivery: ClaimedDelivery; outcome: AttemptOutcome }[]): Promise<{ recorded: boolean[]; nextOfIssueDue: number }> {
+    if (attempts.length === 0) return { recorded: [], nextOfIssueDue: 0 };
     const column = <T>(read: (attempt: { delivery: ClaimedDelivery; outcome: AttemptOutcome }) => T) => attempts.map(read);
-    const { rows } = await this.pool.query<{ delivery_id: string }>({
+    const { rows } = await this.pool.query<{ delivery_id: string; next_due: number }>({
       name: 'deliveries-record-attempts',
       text: `WITH outcome AS (
          SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::float8[], $6::float8[], $7::text[], $8::int[], $9::text[], $10::int[], $11::text[], $12::jsonb[], $13::jsonb[])
@@ -578,7 +589,8 @@ export class DeliveryStore {
        INSERT INTO delivery_attempts (delivery_id, number, attempted_at, url, status_code, error, duration_ms, response_body, request_headers, response_headers)
        SELECT moved.id, moved.attempt_count, to_timestamp(o.started_ms / 1000), o.url, o.status_code, o.error, o.duration_ms, o.response_body, o.request_headers, o.response_headers
        FROM moved JOIN outcome AS o ON o.id = moved.id
-       RETURNING delivery_id`,
+       RETURNING delivery_id,
+                 (SELECT count(*) FROM next_of_issue AS n WHERE n.lease_token IS NULL AND (n.attempt_count = 0 OR n.next_attempt_at <= now()))::int AS next_due`,
       values: [
         column(({ delivery }) => delivery.id),
         column(({ delivery }) => delivery.leaseToken),
@@ -597,7 +609,7 @@ export class DeliveryStore {
       ],
     });
     const recorded = new Set(rows.map((row) => row.delivery_id));
-    return attempts.map(({ delivery }) => recorded.has(delivery.id));
+    return { recorded: attempts.map(({ delivery }) => recorded.has(delivery.id)), nextOfIssueDue: rows[0]?.next_due ?? 0 };
   }
 
   /** Ends a delivery without an attempt: its webhook is gone or inactive. */

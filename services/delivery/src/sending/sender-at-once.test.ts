@@ -26,7 +26,7 @@ function idleSender(released: string[] = []) {
   const store = {
     claimDue: async () => ({ deliveries: [], pacedDueAtMs: null }),
     deferUntil: async () => 0,
-    recordAttempts: async () => [],
+    recordAttemptsAndFollow: async () => ({ recorded: [], nextOfIssueDue: 0 }),
     release: async (delivery: ClaimedDelivery) => {
       released.push(delivery.id);
     },

@@ -108,7 +108,16 @@ export class DeliverySender {
   private readonly recorder: GroupCommit<{ delivery: ClaimedDelivery; outcome: AttemptOutcome }, boolean>;
 
   constructor(private readonly options: SenderOptions) {
-    this.recorder = new GroupCommit((attempts) => options.store.recordAttempts(attempts), RECORD_BATCH, RECORD_WRITES);
+    this.recorder = new GroupCommit(
+      async (attempts) => {
+        const { recorded, nextOfIssueDue } = await options.store.recordAttemptsAndFollow(attempts);
+        // A later event of an issue waited for one of these: claim it now rather than at the next poll.
+        if (nextOfIssueDue > 0) this.wake();
+        return recorded;
+      },
+      RECORD_BATCH,
+      RECORD_WRITES,
+    );
     this.budgets = new SendingBudgets({ total: options.concurrency, perTeam: options.perTeamConcurrency, perWebhook: options.perWebhookConcurrency });
     this.breakers = new CircuitBreakers(options.breaker);
     this.worker = new BackgroundWorker({ name: 'delivery sender', logger: options.logger, registry: options.registry, idleMs: options.pollIntervalMs, pass: () => this.pass() });

@@ -54,7 +54,19 @@ export interface AppDeps {
 
 const unauthenticated = () => new HttpError(401, 'Unauthenticated.', undefined, { 'WWW-Authenticate': 'Bearer realm="worklane"' });
 const methodNotAllowed = (allow: string) => new HttpError(405, 'Method not allowed.', undefined, { Allow: allow });
-const tooManyRequests = (seconds: number) => new HttpError(429, 'Too many requests.', undefined, { 'Retry-After': String(seconds) });
+/**
+ * The 429, written straight to the response: a client over its allowance may send thousands of
+ * requests a second, and each refusal should cost no more than its headers (no error object, no
+ * serialisation: the body is the same bytes every time).
+ */
+const TOO_MANY_REQUESTS_BODY = Buffer.from(JSON.stringify(new HttpError(429, 'Too many requests.').body));
+function refuseRate(res: EdgeResponse, retryAfterSeconds: number): void {
+  res.statusCode = 429;
+  res.setHeader('Retry-After', String(retryAfterSeconds));
+  res.setHeader('Content-Type', 'application/json; charset=utf-8');
+  res.setHeader('Content-Length', TOO_MANY_REQUESTS_BODY.length);
+  res.end(TOO_MANY_REQUESTS_BODY);
+}
 
 /**
  * Identity travels in x-worklane-* headers that only the gateway may set. `Expect: 100-continue`
@@ -140,7 +152,7 @@ export function createApp(deps: AppDeps): RequestListener {
     tellAllowance(rate);
     if (!rate.allowed) {
       await deps.refusalPacing?.hold(rate.waitMs);
-      throw tooManyRequests(rate.retryAfterSeconds);
+      return refuseRate(res, rate.retryAfterSeconds);
     }
     const unitBytes = deps.responseUnitBytes;
     const meter = unitBytes

@@ -193,6 +193,7 @@ describe('TokenAuthenticator following the token change feed', () => {
     return { authenticator, calls, accept, advance, trust };
   }
   const identity = (tokenId = 7, teamId = 2) => ({ outcome: 'authenticated', identity: { teamId, userId: 3, tokenId } });
+  const flush = () => new Promise((resolve) => setImmediate(resolve));
 
   async function cacheOne(context: ReturnType<typeof setup>) {
     const answer = context.authenticator.authenticate(header());
@@ -207,15 +208,35 @@ describe('TokenAuthenticator following the token change feed', () => {
     trust(1_000);
     await cacheOne(context);
     expect(calls[0]!.cache_ttl_ms).toBe(0);
-    for (let step = 0; step < 59; step++) {
+    expect((calls[0] as unknown as { caller_reports_use: boolean }).caller_reports_use).toBe(true);
+    // Before 75% of the TTL nothing is asked again.
+    for (let step = 0; step < 44; step++) {
       advance(1_000);
       trust(1_000); // the feed keeps reading
       expect(await authenticator.authenticate(header())).toEqual(identity());
     }
     expect(calls).toHaveLength(1);
-    advance(1_000); // 60 s after the call was sent
+    advance(16_000); // 60 s after the call was sent, and no request came to renew it
     trust(1_000);
     void authenticator.authenticate(header());
+    expect(calls).toHaveLength(2);
+  });
+
+  it('renews an acceptance in use in the background, answering from the cache meanwhile', async () => {
+    const context = setup(60_000);
+    const { authenticator, calls, accept, advance, trust } = context;
+    authenticator.followChanges();
+    trust(100_000);
+    await cacheOne(context);
+    advance(54_000); // past the entry's refresh point (75% to 90% of the TTL)
+    expect(await authenticator.authenticate(header())).toEqual(identity()); // served at once...
+    expect(calls).toHaveLength(2); // ...while the token service is asked again
+    expect(await authenticator.authenticate(header())).toEqual(identity());
+    expect(calls).toHaveLength(2); // one renewal at a time
+    accept(1);
+    await flush();
+    advance(10_000); // past the first answer's TTL, within the renewed one's
+    expect(await authenticator.authenticate(header())).toEqual(identity());
     expect(calls).toHaveLength(2);
   });
 
@@ -302,8 +323,9 @@ describe('TokenAuthenticator following the token change feed', () => {
     authenticator.followChanges();
     trust(1_000_000);
     await cacheOne(context);
+    expect(authenticator.takeUsedTokens(10)).toEqual([7]); // the lookup's own use, which the token service left to us
     await authenticator.authenticate(header());
-    expect(authenticator.takeUsedTokens(10)).toEqual([]); // the token service recorded the first use itself
+    expect(authenticator.takeUsedTokens(10)).toEqual([]);
     advance(60_000);
     await authenticator.authenticate(header());
     await authenticator.authenticate(header());

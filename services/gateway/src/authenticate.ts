@@ -68,7 +68,19 @@ interface Entry {
   leased: boolean;
   /** When its use was last recorded by the token service, or reported to it. */
   reportedAt: number;
+  /** When a request that finds it asks the token service again in the background (unleased entries). */
+  refreshAt: number;
 }
+
+/**
+ * An unleased acceptance is asked again in the background by a request that finds it between 75%
+ * and 90% of the cache TTL (a point drawn per entry), and served meanwhile: a token in use never
+ * waits for its check, and tokens first seen together are not all asked again together.
+ */
+const REFRESH_FROM = 0.75;
+const REFRESH_SPREAD = 0.15;
+/** After a background check that could not renew an entry, the next one waits this long. */
+const REFRESH_RETRY_MS = 1_000;
 
 /**
  * Answers API requests' token checks, from a cache when it can prove the answer still holds, else
@@ -151,9 +163,15 @@ export class TokenAuthenticator {
         this.cache.delete(key);
         this.cache.set(key, cached); // most recently used
         this.lookups.hit += 1;
-        if (!cached.leased && startedAt - cached.reportedAt >= USE_REPORT_INTERVAL_MS) {
-          cached.reportedAt = startedAt;
-          this.used.add(cached.result.identity.tokenId);
+        if (!cached.leased) {
+          if (startedAt - cached.reportedAt >= USE_REPORT_INTERVAL_MS) {
+            cached.reportedAt = startedAt;
+            this.used.add(cached.result.identity.tokenId);
+          }
+          if (startedAt >= cached.refreshAt && !this.inFlight.has(key)) {
+            cached.refreshAt = startedAt + REFRESH_RETRY_MS;
+            void this.lookUp(key, token);
+          }
         }
         return cached.result;
       }
@@ -256,7 +274,7 @@ export class TokenAuthenticator {
    */
   private lookUp(key: string, token: string): Promise<Answer> {
     const unleased = this.followsChanges && this.now() < this.trustedUntil;
-    const call = this.ask(token, unleased ? 0 : this.ttlMs).then(({ result, sentAt, leaseMs }): Answer => {
+    const call = this.ask(token, unleased ? 0 : this.ttlMs, unleased).then(({ result, sentAt, leaseMs }): Answer => {
       if (this.inFlight.get(key) === call) this.inFlight.delete(key);
       const existing = this.cache.get(key);
       if (result.outcome === 'refused' && existing) this.drop(key, existing);
@@ -265,12 +283,15 @@ export class TokenAuthenticator {
       if (unleased) {
         const changed = this.changedAt.get(result.identity.tokenId);
         const current = sentAt >= this.followingSince && (changed === undefined || changed < sentAt) && now - sentAt <= this.deadlineMs;
-        if (current) this.remember(key, { result, expiresAt: sentAt + this.ttlMs, leased: false, reportedAt: sentAt });
+        // This use is reported with the feed's next call, as the call asked (caller_reports_use).
+        this.used.add(result.identity.tokenId);
+        const refreshAt = sentAt + this.ttlMs * (REFRESH_FROM + REFRESH_SPREAD * Math.random());
+        if (current) this.remember(key, { result, expiresAt: sentAt + this.ttlMs, leased: false, reportedAt: now, refreshAt });
         // A request that joined after the call was sent may take it only if the feed vouches for it now.
         return { result, sentAt, shareUntil: current && now < this.trustedUntil ? Infinity : sentAt };
       }
       const expiresAt = sentAt + leaseMs;
-      if (leaseMs > 0 && expiresAt > now) this.remember(key, { result, expiresAt, leased: true, reportedAt: sentAt });
+      if (leaseMs > 0 && expiresAt > now) this.remember(key, { result, expiresAt, leased: true, reportedAt: sentAt, refreshAt: Infinity });
       return { result, sentAt, shareUntil: expiresAt };
     });
     this.inFlight.set(key, call);
@@ -288,12 +309,12 @@ export class TokenAuthenticator {
     this.keyOfToken.set(entry.result.identity.tokenId, key);
   }
 
-  private async ask(token: string, leaseAsked: number): Promise<{ result: Authentication; sentAt: number; leaseMs: number }> {
+  private async ask(token: string, leaseAsked: number, reportsUse = false): Promise<{ result: Authentication; sentAt: number; leaseMs: number }> {
     // Taken before the call is made, so it is no later than the moment the request leaves.
     const sentAt = this.now();
     try {
       const identity = await unaryCall<tokenV1.Identity__Output>(
-        (metadata, options, done) => this.client.Authenticate({ token, cache_ttl_ms: Math.min(leaseAsked, UINT32_MAX) }, metadata, options, done),
+        (metadata, options, done) => this.client.Authenticate({ token, cache_ttl_ms: Math.min(leaseAsked, UINT32_MAX), caller_reports_use: reportsUse }, metadata, options, done),
         this.deadlineMs,
       );
       const leaseMs = Math.min(Number(identity.cache_ttl_ms) || 0, leaseAsked);

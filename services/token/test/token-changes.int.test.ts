@@ -127,6 +127,21 @@ describe('ListTokenChanges', () => {
     }
   });
 
+  it('writes nothing on a lookup whose caller reports the use itself, and records the use it reports', async () => {
+    const { token, value } = await teamWithToken();
+    const lastUsed = async () => (await service.pool.query('SELECT last_used_at FROM api_tokens WHERE id = $1', [token.id])).rows[0].last_used_at;
+    const identity = await call<tokenV1.Identity__Output>(gateway, 'Authenticate', { token: value, cache_ttl_ms: 0, caller_reports_use: true });
+    expect(identity.token_id).toBe(token.id);
+    // A lookup that records the use queues its write before it answers; this one queued none.
+    await changes(0, []);
+    expect(await lastUsed()).toBeNull();
+    await changes(0, [Number(token.id)]);
+    for (let attempt = 0; (await lastUsed()) === null; attempt++) {
+      if (attempt > 100) throw new Error('last use never recorded');
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  });
+
   it('refuses bad cursors and other callers', async () => {
     await expect(changes(-1)).rejects.toMatchObject({ code: grpc.status.INVALID_ARGUMENT });
     await expect(call(tokens, 'ListTokenChanges', { cursor: 0, used_token_ids: [] })).rejects.toMatchObject({ code: grpc.status.PERMISSION_DENIED });

@@ -92,8 +92,9 @@ export function tokenServiceHandlers({ pool, logger, maxLeaseMs, maxTokensPerTea
       }
       const token = await findTokenByHash(pool, hashToken(value));
       if (!token) throw RpcError.unauthenticated('invalid token');
-      // Not awaited: the answer does not wait for the bookkeeping write.
-      if (token.last_used_is_stale) recordUse(token.id);
+      // Not awaited: the answer does not wait for the bookkeeping write. A caller that follows the
+      // token change feed reports its uses there, in batches.
+      if (token.last_used_is_stale && request.caller_reports_use !== true) recordUse(token.id);
       return { token_id: token.id, team_id: token.team_id, user_id: token.user_id, cache_ttl_ms: 0 };
     },
 

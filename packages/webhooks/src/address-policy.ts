@@ -1,4 +1,5 @@
 import { lookup as dnsLookup } from 'node:dns/promises';
+import { isIP } from 'node:net';
 import ipaddr from 'ipaddr.js';
 
 /**
@@ -92,6 +93,10 @@ function hexTail(address: string): string {
 
 /** Parses a literal IPv4 (dotted quad only) or IPv6 address, without brackets or zone. */
 function parseLiteral(address: string): Address | undefined {
+  // A host name is by far the most common input: Node's check says so cheaply, where ipaddr.js
+  // would build and throw an error for it (once per delivery attempt). Every form Node does not
+  // take for an address is treated as a name, which must then resolve.
+  if (isIP(address) === 0) return undefined;
   if (ipaddr.IPv4.isValidFourPartDecimal(address)) return ipaddr.IPv4.parse(address);
   if (address.includes('%') || !ipaddr.IPv6.isValid(address)) return undefined;
   const ipv6 = hexTail(address);

@@ -82,7 +82,8 @@ async function main(): Promise<void> {
     logger,
     metrics,
     identityIssuers: publicKeysOf(config, IDENTITY_ISSUERS),
-    issues: new IssueStore(pool),
+    // Its creates hand their events to this relay, which publishes each as soon as it commits.
+    issues: new IssueStore(pool, relay.committedEventPublisher()),
     projects: rememberingProjectDirectory(projects, config.PROJECT_CACHE_TTL_MS),
     members,
     pageLimits: listPageLimits(config),

@@ -6,7 +6,7 @@
 import { join } from 'node:path';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { createPool, migrate, type Pool } from '@worklane/db';
-import { ISSUE_EVENTS_STREAM, ensureIssueEventsStream, jetstream, jetstreamManager, type JetStreamManager } from '@worklane/messaging';
+import { ISSUE_EVENTS_STREAM, ensureIssueEventsStream, jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager } from '@worklane/messaging';
 import { createLogger } from '@worklane/observability';
 import { createTestDatabase, startNatsServer, type NatsServer, type TestDatabase } from '@worklane/testing';
 import { IssueStore, type ProjectScope } from '../src/data/issues';
@@ -42,10 +42,16 @@ afterAll(async () => {
   await database?.drop();
 });
 
-/** A relay on a pool of its own, as a replica's relay runs. */
+/** A relay on a pool of its own, as a replica's relay runs; `claims()` counts its claim statements. */
 function newRelay(options: Partial<OutboxRelayOptions> = {}) {
   const relayPool = createPool({ url: database.url, schema: 'issue', max: 3, applicationName: 'relay-test-relay', settings: RELAY_SESSION_SETTINGS });
   relayPools.push(relayPool);
+  let claims = 0;
+  const query = relayPool.query.bind(relayPool) as (...args: unknown[]) => unknown;
+  (relayPool as unknown as { query: (...args: unknown[]) => unknown }).query = (...args: unknown[]) => {
+    if ((args[0] as { name?: string }).name === 'outbox-mark-and-claim') claims += 1;
+    return query(...args);
+  };
   let published = 0;
   const relay = new OutboxRelay({
     pool: relayPool,
@@ -59,7 +65,7 @@ function newRelay(options: Partial<OutboxRelayOptions> = {}) {
     onPublished: (count) => (published += count),
     ...options,
   });
-  return { relay, relayPool, published: () => published };
+  return { relay, relayPool, published: () => published, claims: () => claims };
 }
 
 let nextProject = 1;
@@ -76,6 +82,14 @@ async function streamEvents(): Promise<{ id: string; issueId: number; title: str
     events.push({ id, issueId: data.issue.id, title: data.issue.title });
   }
   return events;
+}
+
+/** Waits until `done` holds (checked every 50 ms, for at most 30 s). */
+async function until(what: string, done: () => Promise<boolean>): Promise<void> {
+  for (let waited = 0; !(await done()); waited += 50) {
+    if (waited > 30_000) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
 }
 
 const outboxRows = async (ids: string[]) =>
@@ -160,10 +174,7 @@ it('publishes every event once, and each issue’s events in commit order, with 
   );
   const ids = await eventIdsOf(issueIds);
   expect(ids).toHaveLength(ISSUES * (STEPS + 1));
-  for (let waited = 0; !(await outboxRows(ids)).every((row) => row.published); waited += 50) {
-    if (waited > 30_000) throw new Error('the relays did not publish and mark every event');
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+  await until('every event published and marked', async () => (await outboxRows(ids)).every((row) => row.published));
   await Promise.all(replicas.map((replica) => replica.relay.stop()));
 
   const onStream = (await streamEvents()).filter((event) => ids.includes(event.id));
@@ -202,4 +213,76 @@ it('removes expired published rows and dead letters batch after batch until none
     `SELECT (SELECT count(*)::int FROM outbox WHERE published_at IS NOT NULL) AS published, (SELECT count(*)::int FROM outbox_dead_letters) AS dead`,
   );
   expect(left.rows[0]).toEqual({ published: 3, dead: 0 });
+});
+
+describe('creates handed to their own relay', () => {
+  it('publishes a create’s event as soon as it commits, without a claim, and marks the events together', async () => {
+    const replica = newRelay({ pollIntervalMs: 60_000 });
+    replica.relay.start();
+    const store = new IssueStore(pool, replica.relay.committedEventPublisher());
+    const scope = newProject();
+    const created = await Promise.all(Array.from({ length: 30 }, (_, index) => store.create(scope, 'DIRECT', 1, { title: `direct ${index}` })));
+    const ids = await eventIdsOf(created.map((issue) => issue.id));
+    expect(ids).toHaveLength(30);
+    await until('the events marked published', async () => (await outboxRows(ids)).every((row) => row.published && !row.leased));
+    const onStream = (await streamEvents()).filter((event) => ids.includes(event.id));
+    expect(onStream).toHaveLength(30);
+    expect(replica.published()).toBe(30);
+    // No claim took them: the passes ran only to mark them, a few statements for all 30.
+    expect(replica.claims()).toBeLessThan(30);
+    await replica.relay.stop();
+  });
+
+  it('keeps an issue’s later events behind its create’s event', async () => {
+    const replica = newRelay({ pollIntervalMs: 60_000 });
+    replica.relay.start();
+    const store = new IssueStore(pool, replica.relay.committedEventPublisher());
+    const scope = newProject();
+    const issue = await store.create(scope, 'NEXT', 1, { title: 'step 0' });
+    await store.update(scope, issue.id, { title: 'step 1' });
+    await store.update(scope, issue.id, { title: 'step 2' });
+    const ids = await eventIdsOf([issue.id]);
+    await until('the three events published and marked', async () => (await outboxRows(ids)).every((row) => row.published));
+    await replica.relay.stop();
+    const onStream = (await streamEvents()).filter((event) => ids.includes(event.id));
+    expect(onStream.map((event) => event.title)).toEqual(['step 0', 'step 1', 'step 2']);
+  });
+
+  it('hands an event it cannot publish at once to the relay’s queue, which publishes it', async () => {
+    const real = jetstream(connection);
+    let refused = 0;
+    const js = {
+      publish: (...args: Parameters<JetStreamClient['publish']>) => {
+        if (refused === 0) {
+          refused += 1;
+          return Promise.reject(new Error('NATS is away for a moment'));
+        }
+        return real.publish(...args);
+      },
+    } as unknown as JetStreamClient;
+    const replica = newRelay({ pollIntervalMs: 60_000, js });
+    replica.relay.start();
+    const store = new IssueStore(pool, replica.relay.committedEventPublisher());
+    const issue = await store.create(newProject(), 'RETRY', 1, { title: 'refused once' });
+    const ids = await eventIdsOf([issue.id]);
+    await until('the refused event published and marked', async () => (await outboxRows(ids)).every((row) => row.published));
+    await replica.relay.stop();
+    expect(refused).toBe(1);
+    expect((await streamEvents()).filter((event) => ids.includes(event.id))).toHaveLength(1);
+  });
+
+  it('leaves the event of a process that died before publishing it to any relay once its lease runs out', async () => {
+    // The create commits, then its process dies before its relay publishes the event.
+    const store = new IssueStore(pool, { leaseSeconds: 15, publish: () => {} });
+    const issue = await store.create(newProject(), 'DIED', 1, { title: 'never handed over' });
+    const ids = await eventIdsOf([issue.id]);
+    expect(await outboxRows(ids)).toEqual([{ id: ids[0], published: false, leased: true }]);
+    const survivor = newRelay();
+    expect(await survivor.relay.publishBatch()).toBe(0);
+    await pool.query(`UPDATE outbox SET claimed_until = now() - interval '1 second' WHERE id = ANY($1::uuid[])`, [ids]);
+    expect(await survivor.relay.publishBatch()).toBe(1);
+    await survivor.relay.stop();
+    expect((await outboxRows(ids))[0]).toMatchObject({ published: true, leased: false });
+    expect((await streamEvents()).filter((event) => ids.includes(event.id)).map((event) => event.title)).toEqual(['never handed over']);
+  });
 });

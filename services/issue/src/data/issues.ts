@@ -13,6 +13,29 @@ export interface ProjectScope {
 /** Wakes the outbox relays once the transaction that wrote an event commits. */
 export const OUTBOX_CHANNEL = 'issue_outbox';
 
+/** An outbox row as the relay publishes it. */
+export interface OutboxEvent {
+  id: string;
+  subject: string;
+  /** The event in the flat form (see writeEventAndReturn); the relay publishes its envelope. */
+  payload: string;
+  trace_context: Record<string, string> | null;
+  created_at: Date;
+  /** The issue of the event (set from the payload as the row is written). */
+  order_key: string | null;
+}
+
+/**
+ * Where the issue.created events of this process go once their create has committed: its own
+ * relay, which publishes them at once. Their rows are written already leased to it for
+ * `leaseSeconds`, so no other relay takes them meanwhile; should the process die before
+ * publishing, the lease runs out and any relay publishes them.
+ */
+export interface CommittedEventPublisher {
+  leaseSeconds: number;
+  publish(event: OutboxEvent): void;
+}
+
 const ISSUE_COLUMNS = [
   'id',
   'project_id',
@@ -44,27 +67,61 @@ const SCOPE = 'team_id = $1 AND organization_id = $2 AND project_id = $3';
  * publishes the event's envelope (docs/events.md).
  * `$1` is the team, `eventParam` the event id, `traceParam` the trace context.
  */
-function writeEventAndReturn(event: IssueEventName, eventParam: string, traceParam: string, changesParam?: string): string {
+function writeEventAndReturn(event: IssueEventName, eventParam: string, traceParam: string, changesParam?: string, leaseParam?: string): string {
   const createdAt = event === 'issue.created' ? 'changed.created_at' : 'changed.updated_at';
+  // Handed to this process's relay (leaseParam): leased to it, returned, and no notification.
+  const [eventColumns, returned] = leaseParam
+    ? [
+        `id AS event_id, subject AS event_subject, payload AS event_payload, trace_context AS event_trace_context,
+         created_at AS event_created_at, order_key AS event_order_key`,
+        ', event.*',
+      ]
+    : ['id AS event_id', `, pg_notify('${OUTBOX_CHANNEL}', '')`];
   return `, event AS (
-       INSERT INTO outbox (id, subject, payload, trace_context)
-       SELECT ${eventParam}, '${ISSUE_EVENT_SUBJECTS[event]}', row_to_json(envelope)::text, ${traceParam}
+       INSERT INTO outbox (id, subject, payload, trace_context, claimed_until)
+       SELECT ${eventParam}, '${ISSUE_EVENT_SUBJECTS[event]}', row_to_json(envelope)::text, ${traceParam}, ${leaseParam ? `now() + make_interval(secs => ${leaseParam})` : 'NULL'}
        FROM changed, LATERAL (
          SELECT ${eventParam}::uuid AS id, '${event}'::text AS event, ${timestamp(createdAt, 'created_at')}, $1::bigint AS team_id,
                 changed.organization_id,
                 (SELECT row_to_json(public) FROM (SELECT ${ISSUE_COLUMNS} FROM changed) AS public) AS issue
                 ${changesParam ? `, ${changesParam}::json AS changes` : ''}
        ) AS envelope
-       RETURNING id AS event_id
+       RETURNING ${eventColumns}
      )
-     SELECT ${ISSUE_COLUMNS}, pg_notify('${OUTBOX_CHANNEL}', '') FROM changed, event`;
+     SELECT ${ISSUE_COLUMNS}${returned} FROM changed, event`;
 }
 
 /** pg_notify's (void) column, dropped from what the API returns. */
 const withoutNotify = ({ pg_notify: _notify, ...issue }: Issue & { pg_notify?: unknown }): Issue => issue;
 
+/** The columns of a create handed to the relay: the issue, and its event's outbox row. */
+type IssueWithEvent = Issue & {
+  event_id: string;
+  event_subject: string;
+  event_payload: string;
+  event_trace_context: OutboxEvent['trace_context'];
+  event_created_at: Date;
+  event_order_key: string | null;
+};
+
+function splitEvent(row: IssueWithEvent): { issue: Issue; event: OutboxEvent } {
+  const { event_id, event_subject, event_payload, event_trace_context, event_created_at, event_order_key, ...issue } = row;
+  return {
+    issue,
+    event: { id: event_id, subject: event_subject, payload: event_payload, trace_context: event_trace_context, created_at: event_created_at, order_key: event_order_key },
+  };
+}
+
 export class IssueStore {
-  constructor(private readonly pool: Pool) {}
+  /**
+   * `publisher`: this process's relay, which publishes the issue.created events of its creates
+   * as soon as they commit. Without it, every event waits for a relay's claim (woken by a
+   * notification at commit).
+   */
+  constructor(
+    private readonly pool: Pool,
+    private readonly publisher?: CommittedEventPublisher,
+  ) {}
 
   /** Newest first: at most `take` issues, before id `beforeId` when given. */
   async list(scope: ProjectScope, page: { take: number; beforeId?: number | undefined }): Promise<Issue[]> {
@@ -89,18 +146,23 @@ export class IssueStore {
    * record of an idempotent request's answer) joins it in a transaction when given.
    */
   async create(scope: ProjectScope, referencePrefix: string, createdBy: number, input: CreateIssueInput, recordIn?: InSameTransaction<Issue>): Promise<Issue> {
-    if (!recordIn) return this.insert(this.pool, scope, referencePrefix, createdBy, input);
-    return withTransaction(this.pool, async (client) => {
-      const issue = await this.insert(client, scope, referencePrefix, createdBy, input);
-      await recordIn(client, issue);
-      return issue;
-    });
+    const written = recordIn
+      ? await withTransaction(this.pool, async (client) => {
+          const inserted = await this.insert(client, scope, referencePrefix, createdBy, input);
+          await recordIn(client, inserted.issue);
+          return inserted;
+        })
+      : await this.insert(this.pool, scope, referencePrefix, createdBy, input);
+    // Committed: the event may go out now.
+    if (written.event) this.publisher?.publish(written.event);
+    return written.issue;
   }
 
-  private async insert(db: Queryable, scope: ProjectScope, referencePrefix: string, createdBy: number, input: CreateIssueInput): Promise<Issue> {
+  private async insert(db: Queryable, scope: ProjectScope, referencePrefix: string, createdBy: number, input: CreateIssueInput): Promise<{ issue: Issue; event?: OutboxEvent }> {
     const values = newIssueValues(input);
-    const { rows } = await db.query<Issue>({
-      name: 'issue-create',
+    const direct = this.publisher !== undefined;
+    const { rows } = await db.query<Issue | IssueWithEvent>({
+      name: direct ? 'issue-create-direct' : 'issue-create',
       text: `WITH counter AS (
          INSERT INTO project_issue_counters (project_id, last_number) VALUES ($3, 1)
          ON CONFLICT (project_id) DO UPDATE SET last_number = project_issue_counters.last_number + 1
@@ -111,7 +173,7 @@ export class IssueStore {
          SELECT $1, $2, $3, counter.last_number, $4 || '-' || counter.last_number, $5, $6, $7, $8, $9, $10, $11, $12, $13
          FROM counter
          RETURNING *
-       )${writeEventAndReturn('issue.created', '$14', '$15')}`,
+       )${writeEventAndReturn('issue.created', '$14', '$15', undefined, direct ? '$16' : undefined)}`,
       values: [
         scope.teamId,
         scope.organizationId,
@@ -128,9 +190,10 @@ export class IssueStore {
         createdBy,
         randomUUID(),
         captureTraceContext(),
+        ...(this.publisher ? [this.publisher.leaseSeconds] : []),
       ],
     });
-    return withoutNotify(rows[0] as Issue);
+    return direct ? splitEvent(rows[0] as IssueWithEvent) : { issue: withoutNotify(rows[0] as Issue) };
   }
 
   /**

@@ -11,18 +11,10 @@ import {
   type JetStreamClient,
 } from '@worklane/messaging';
 import { BackgroundWorker, type Logger, type PassResult, type Registry } from '@worklane/observability';
-import { OUTBOX_CHANNEL } from '../data/issues';
+import { OUTBOX_CHANNEL, type CommittedEventPublisher, type OutboxEvent } from '../data/issues';
 import { moveToDeadLetters, permanentFailure, prepareMessage, type DeadLetterReason, type PermanentFailure } from './dead-letter';
 
-interface OutboxRow {
-  id: string;
-  subject: string;
-  payload: string;
-  trace_context: Record<string, string> | null;
-  created_at: Date;
-  /** The issue of the event (set from the payload as the row is written). */
-  order_key: string | null;
-}
+type OutboxRow = OutboxEvent;
 
 /**
  * How long a relay owns the rows it claimed: well beyond a publish (JetStream answers or times
@@ -32,10 +24,11 @@ const CLAIM_SECONDS = 15;
 
 /**
  * The longest a published row waits for its mark when no notification brings the next claim
- * sooner (the poll interval, when shorter): well within CLAIM_SECONDS, so that no other relay
- * takes the row again meanwhile.
+ * sooner (the poll interval, when shorter). Marks are written together, one statement per this
+ * interval at most however many events went out; until its mark a row stays leased, so a later
+ * event of its issue waiting for a claim waits this long at most.
  */
-const MARK_WITHIN_MS = 5_000;
+const MARK_WITHIN_MS = 100;
 
 /** How many batches deep a claim looks for the earlier events of the issues it takes. */
 const HEAD_FACTOR = 4;
@@ -103,6 +96,9 @@ export class OutboxRelay {
    * Until then they keep their lease, so no other relay takes them or a later event of their issue.
    */
   private unmarked: string[] = [];
+  /** Publishes of committed events handed over by this process's creates (publishCommitted). */
+  private readonly inFlight = new Set<Promise<void>>();
+  private markTimer: NodeJS.Timeout | undefined;
 
   constructor(private readonly options: OutboxRelayOptions) {
     this.worker = new BackgroundWorker({
@@ -147,7 +143,9 @@ export class OutboxRelay {
   async stop(): Promise<void> {
     this.running = false;
     clearTimeout(this.listenRetry);
-    await Promise.all([this.worker.stop(), this.retention.stop()]);
+    await Promise.all([this.worker.stop(), this.retention.stop(), Promise.allSettled([...this.inFlight])]);
+    clearTimeout(this.markTimer);
+    this.markTimer = undefined;
     await this.markPublished().catch((error) => {
       // Their leases run out and another relay publishes them again, which JetStream drops as duplicates.
       this.options.logger.warn({ err: error, unmarked: this.unmarked.length }, 'could not mark published outbox rows at stop');
@@ -161,9 +159,50 @@ export class OutboxRelay {
   }
 
   /**
+   * The way this process's creates hand their issue.created events over (IssueStore's
+   * `publisher`): each is published as soon as its create has committed, without a claim, as its
+   * row was written leased to this relay. A create's event is the first of its issue, so nothing
+   * of the issue can be waiting before it; a later event of the issue waits for the mark, as it
+   * would behind any leased row.
+   */
+  committedEventPublisher(): CommittedEventPublisher {
+    return { leaseSeconds: CLAIM_SECONDS, publish: (event) => this.publishCommitted(event) };
+  }
+
+  private publishCommitted(row: OutboxRow): void {
+    // Stopping: the row stays leased, and a relay publishes it once the lease runs out.
+    if (!this.running) return;
+    const publishing = this.publishOrDeadLetter(row).then(
+      () => {
+        this.unmarked.push(row.id);
+        this.options.onPublished?.(1);
+        this.markSoon();
+      },
+      async (error: unknown) => {
+        // Released to the relay's queue, which retries it with its backoff (and logs if it keeps failing).
+        this.options.logger.debug({ err: error, eventId: row.id }, 'a committed event could not be published at once; the relay retries it');
+        await this.options.pool.query({ name: 'outbox-release', text: 'UPDATE outbox SET claimed_until = NULL WHERE id = $1', values: [row.id] }).catch(() => {});
+        this.wake();
+      },
+    );
+    const tracked = publishing.finally(() => this.inFlight.delete(tracked));
+    this.inFlight.add(tracked);
+  }
+
+  /** The next pass (with the marks) within MARK_WITHIN_MS, unless something wakes the relay sooner. */
+  private markSoon(): void {
+    if (this.markTimer || !this.running) return;
+    this.markTimer = setTimeout(() => {
+      this.markTimer = undefined;
+      this.wake();
+    }, MARK_WITHIN_MS);
+    this.markTimer.unref();
+  }
+
+  /**
    * One batch; a full batch means more rows are probably waiting: go again at once. Rows published
    * but not yet marked are marked by the next claim, at the next notification or poll, and at the
-   * latest well within their lease.
+   * latest MARK_WITHIN_MS later.
    */
   private async pass(): Promise<PassResult> {
     const published = await this.publishBatch();

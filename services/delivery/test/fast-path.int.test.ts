@@ -132,7 +132,7 @@ describe('storing a fan-out with deliveries that may go at once', () => {
     expect(attempts.rows).toEqual([{ number: 1 }]);
   });
 
-  it("keeps a later event of an issue off the fast path while an earlier one to the same webhook is pending; other issues go", async () => {
+  it('keeps a later event of an issue off the fast path while an earlier one to the same webhook is pending; other issues go', async () => {
     const team = newTeam();
     const webhookId = newWebhook();
     const first = event(team, 3, [webhookId]);

@@ -197,11 +197,7 @@ export class DeliveryStore {
     return this.insertFanOut(events, this.pool, { atOnce, leaseMs });
   }
 
-  private async insertFanOut(
-    events: EventFanOut[],
-    db: Queryable,
-    sendNow?: { atOnce: boolean[][]; leaseMs: number },
-  ): Promise<{ created: number[]; leased: ClaimedDelivery[] }> {
+  private async insertFanOut(events: EventFanOut[], db: Queryable, sendNow?: { atOnce: boolean[][]; leaseMs: number }): Promise<{ created: number[]; leased: ClaimedDelivery[] }> {
     // One row per delivery; the event's columns (its body above all) are sent once per event.
     const rowIds: string[] = [];
     const rowEvents: number[] = [];

@@ -69,8 +69,11 @@ const DEFAULT_EXCHANGE_BYTES = 4096;
  * are recorded together by the next one (no linger: an idle replica records each at once).
  */
 const RECORD_BATCH = 200;
-/** Recording statements in flight at once. */
-const RECORD_WRITES = 2;
+/**
+ * Recording statements in flight at once. One: recording is off the receiver's path (the slot is
+ * free before it), so it may wait for the statement ahead and write more attempts per statement.
+ */
+const RECORD_WRITES = 1;
 
 /** Why an attempt found no receiver to talk to, in words safe to show the webhook's owner. */
 function addressRefusal(error: AddressPolicyError): string {
@@ -273,7 +276,9 @@ export class DeliverySender {
     if (!this.running) {
       // Stopping: give the delivery back to the claims of any replica rather than wait for its lease.
       slot.release();
-      this.options.store.release(delivery, 0).catch((error) => this.options.logger.warn({ err: error, deliveryId: delivery.id }, 'releasing a delivery failed; its lease will run out'));
+      this.options.store
+        .release(delivery, 0)
+        .catch((error) => this.options.logger.warn({ err: error, deliveryId: delivery.id }, 'releasing a delivery failed; its lease will run out'));
       return;
     }
     this.options.metrics.attemptsStarted.inc({ path: 'at_once' });

@@ -248,6 +248,43 @@ describe('creates handed to their own relay', () => {
     expect(onStream.map((event) => event.title)).toEqual(['step 0', 'step 1', 'step 2']);
   });
 
+  it('while the relay cannot publish, leaves the next creates’ events to the queue; all go out once it can', async () => {
+    const real = jetstream(connection);
+    let natsAway = true;
+    const js = {
+      publish: (...args: Parameters<JetStreamClient['publish']>) => (natsAway ? Promise.reject(new Error('NATS is away')) : real.publish(...args)),
+    } as unknown as JetStreamClient;
+    const replica = newRelay({ pollIntervalMs: 60_000, js, maxBackoffMs: 200 });
+    replica.relay.start();
+    // The API pool's statements, by name: which way each create went.
+    const apiPool = createPool({ url: database.url, schema: 'issue', max: 2, applicationName: 'relay-test-api' });
+    relayPools.push(apiPool);
+    const creates: string[] = [];
+    const query = apiPool.query.bind(apiPool) as (...args: unknown[]) => unknown;
+    (apiPool as unknown as { query: (...args: unknown[]) => unknown }).query = (...args: unknown[]) => {
+      const name = (args[0] as { name?: string }).name;
+      if (name?.startsWith('issue-create')) creates.push(name);
+      return query(...args);
+    };
+    const store = new IssueStore(apiPool, replica.relay.committedEventPublisher());
+    const scope = newProject();
+    const first = await store.create(scope, 'AWAY', 1, { title: 'first' });
+    const firstIds = await eventIdsOf([first.id]);
+    // Its publish failed: the row is back in the queue, unleased.
+    await until('the first event released', async () => (await outboxRows(firstIds))[0]?.leased === false);
+    const second = await store.create(scope, 'AWAY', 1, { title: 'second' });
+    expect(creates).toEqual(['issue-create-direct', 'issue-create']);
+    natsAway = false;
+    const ids = await eventIdsOf([first.id, second.id]);
+    await until('both events published and marked', async () => (await outboxRows(ids)).every((row) => row.published));
+    const third = await store.create(scope, 'AWAY', 1, { title: 'third' });
+    expect(creates).toEqual(['issue-create-direct', 'issue-create', 'issue-create-direct']);
+    const all = await eventIdsOf([first.id, second.id, third.id]);
+    await until('the third event published and marked', async () => (await outboxRows(all)).every((row) => row.published));
+    await replica.relay.stop();
+    expect((await streamEvents()).filter((event) => all.includes(event.id)).map((event) => event.title)).toEqual(['first', 'second', 'third']);
+  });
+
   it('hands an event it cannot publish at once to the relay’s queue, which publishes it', async () => {
     const real = jetstream(connection);
     let refused = 0;
@@ -273,7 +310,7 @@ describe('creates handed to their own relay', () => {
 
   it('leaves the event of a process that died before publishing it to any relay once its lease runs out', async () => {
     // The create commits, then its process dies before its relay publishes the event.
-    const store = new IssueStore(pool, { leaseSeconds: 15, publish: () => {} });
+    const store = new IssueStore(pool, { leaseSeconds: 15, ready: () => true, publish: () => {} });
     const issue = await store.create(newProject(), 'DIED', 1, { title: 'never handed over' });
     const ids = await eventIdsOf([issue.id]);
     expect(await outboxRows(ids)).toEqual([{ id: ids[0], published: false, leased: true }]);

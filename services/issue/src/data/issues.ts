@@ -33,6 +33,8 @@ export interface OutboxEvent {
  */
 export interface CommittedEventPublisher {
   leaseSeconds: number;
+  /** False while the relay cannot publish (NATS away): creates then leave their events to the queue. */
+  ready(): boolean;
   publish(event: OutboxEvent): void;
 }
 
@@ -160,7 +162,7 @@ export class IssueStore {
 
   private async insert(db: Queryable, scope: ProjectScope, referencePrefix: string, createdBy: number, input: CreateIssueInput): Promise<{ issue: Issue; event?: OutboxEvent }> {
     const values = newIssueValues(input);
-    const direct = this.publisher !== undefined;
+    const direct = this.publisher?.ready() ?? false;
     const { rows } = await db.query<Issue | IssueWithEvent>({
       name: direct ? 'issue-create-direct' : 'issue-create',
       text: `WITH counter AS (
@@ -190,7 +192,7 @@ export class IssueStore {
         createdBy,
         randomUUID(),
         captureTraceContext(),
-        ...(this.publisher ? [this.publisher.leaseSeconds] : []),
+        ...(direct && this.publisher ? [this.publisher.leaseSeconds] : []),
       ],
     });
     return direct ? splitEvent(rows[0] as IssueWithEvent) : { issue: withoutNotify(rows[0] as Issue) };

@@ -99,6 +99,8 @@ export class OutboxRelay {
   /** Publishes of committed events handed over by this process's creates (publishCommitted). */
   private readonly inFlight = new Set<Promise<void>>();
   private markTimer: NodeJS.Timeout | undefined;
+  /** A committed event could not be published at once: until a pass publishes again, creates use the queue. */
+  private directPaused = false;
 
   constructor(private readonly options: OutboxRelayOptions) {
     this.worker = new BackgroundWorker({
@@ -166,7 +168,11 @@ export class OutboxRelay {
    * would behind any leased row.
    */
   committedEventPublisher(): CommittedEventPublisher {
-    return { leaseSeconds: CLAIM_SECONDS, publish: (event) => this.publishCommitted(event) };
+    return {
+      leaseSeconds: CLAIM_SECONDS,
+      ready: () => this.running && !this.directPaused && this.worker.healthy,
+      publish: (event) => this.publishCommitted(event),
+    };
   }
 
   private publishCommitted(row: OutboxRow): void {
@@ -179,7 +185,9 @@ export class OutboxRelay {
         this.markSoon();
       },
       async (error: unknown) => {
-        // Released to the relay's queue, which retries it with its backoff (and logs if it keeps failing).
+        // Released to the relay's queue, which retries it with its backoff (and logs if it keeps
+        // failing); the next creates use the queue too until a pass publishes again.
+        this.directPaused = true;
         this.options.logger.debug({ err: error, eventId: row.id }, 'a committed event could not be published at once; the relay retries it');
         await this.options.pool.query({ name: 'outbox-release', text: 'UPDATE outbox SET claimed_until = NULL WHERE id = $1', values: [row.id] }).catch(() => {});
         this.wake();
@@ -206,6 +214,7 @@ export class OutboxRelay {
    */
   private async pass(): Promise<PassResult> {
     const published = await this.publishBatch();
+    this.directPaused = false;
     if (published >= this.options.batchSize) return 'more';
     return this.unmarked.length > 0 ? MARK_WITHIN_MS : 'idle';
   }

@@ -115,6 +115,13 @@ describe('ListTokenChanges', () => {
     expect((await changes(Number(answer.cursor))).reset).toBe(false);
   });
 
+  it('tells a reader whose cursor is ahead of the feed (a database restored or recreated) to forget everything', async () => {
+    const head = Number((await changes(0)).cursor);
+    const answer = await changes(head + 1_000);
+    expect(answer.reset).toBe(true);
+    expect(Number(answer.cursor)).toBe(head);
+  });
+
   it('records the last use of the tokens reported as used from a cache', async () => {
     const { token } = await teamWithToken();
     await changes(0, [Number(token.id)]);

@@ -13,7 +13,7 @@ export interface TokenChangesPage {
   cursor: number;
   /** More changes wait after `cursor`. */
   more: boolean;
-  /** The cursor was older than the changes kept: the reader must forget everything it knows. */
+  /** The cursor was older than the changes kept, or newer than the feed: the reader must forget everything it knows. */
   reset: boolean;
   /** Milliseconds the feed's lease has left by the database's clock. */
   leaseRemainingMs: number;
@@ -52,7 +52,9 @@ export async function readTokenChanges(db: Queryable, cursor: number, limit: num
   const head = Math.max(Number(row.last_seq ?? 0), prunedThrough) + 1;
   // A new reader starts at the head; one whose cursor the retention passed starts there again.
   if (cursor === 0) return { tokenIds: [], cursor: head, more: false, reset: false, leaseRemainingMs };
-  if (cursor <= prunedThrough) return { tokenIds: [], cursor: head, more: false, reset: true, leaseRemainingMs };
+  // A cursor past the head was given by a feed that is gone (the database restored or recreated):
+  // its changes since cannot be told apart either.
+  if (cursor <= prunedThrough || cursor > head) return { tokenIds: [], cursor: head, more: false, reset: true, leaseRemainingMs };
   const more = row.seqs.length > limit;
   const seqs = row.seqs.slice(0, limit).map(Number);
   return {

@@ -1,5 +1,6 @@
 // The fast path in the running system: a delivery that may go at once is sent by the replica that
-// fanned its event out, with no claim; a team at its budget waits for the claim as before; and a
+// fanned its event out, with no claim; a team at its budget and a rate-limited endpoint wait for the
+// claim as before; and a
 // replica killed in the middle of such an attempt leaves the delivery to another replica, which
 // claims it once the lease runs out. Outcomes are read from the receiver, the delivery log and each
 // replica's metrics.
@@ -69,6 +70,27 @@ it('sends a delivery at once when its team has room, and leaves the next of a te
     ['succeeded', 1],
     ['succeeded', 1],
   ]);
+});
+
+it('leaves the delivery of a rate-limited endpoint to the claim, which spends the limit for every replica', async () => {
+  const team = await env.newTeam('Limited team');
+  const path = '/fast/limited';
+  const created = await team.client.post(`/teams/${team.team_id}/webhooks`, {
+    url: env.receiver.url(path),
+    events: ['issue.created'],
+    secret: 'fast-path-secret',
+    rate_limit_per_second: 5,
+  });
+  expect(created.status).toBe(201);
+  const metricsUrl = env.system.services.delivery!.metricsUrl;
+  const before = await started(metricsUrl);
+
+  await createIssue(team, { title: 'To a limited endpoint' });
+  await env.receiver.waitFor(() => env.receiver.at(path).length >= 1, 20_000, 'the limited delivery');
+
+  const after = await started(metricsUrl);
+  expect(after.atOnce - before.atOnce).toBe(0);
+  expect(after.claim - before.claim).toBe(1);
 });
 
 it('delivers a delivery sent at once by a replica killed mid-attempt through another replica once its lease runs out', async () => {

@@ -1,8 +1,7 @@
 // The fast path in the running system: a delivery that may go at once is sent by the replica that
 // fanned its event out, with no claim; a team at its budget and a rate-limited endpoint wait for the
-// claim as before; and a
-// replica killed in the middle of such an attempt leaves the delivery to another replica, which
-// claims it once the lease runs out. Outcomes are read from the receiver, the delivery log and each
+// claim as before; and a replica killed in the middle of such an attempt leaves the delivery to
+// another replica, which claims it once the lease runs out. Outcomes are read from the receiver, the delivery log and each
 // replica's metrics.
 import type { ServiceHandle } from '@worklane/testing';
 import { createIssue, createWebhook, eventually, startDeliverySystem, type DeliverySystem } from './support/system';

@@ -46,6 +46,34 @@ export const configSchema = z.object({
     .default(3)
     .describe("Connections of the outbox relay's own pool (one listens for new events), apart from the API's DATABASE_POOL_MAX so requests never hold up publishing"),
   OUTBOX_POLL_INTERVAL_MS: z.coerce.number().int().min(50).max(60_000).default(1_000).describe('Relay poll interval when no notification arrives'),
+  OUTBOX_LEASE_SECONDS: z.coerce
+    .number()
+    .int()
+    .min(5)
+    .max(600)
+    .default(15)
+    .describe('How long a relay owns the outbox rows it took: well beyond a publish, and the longest a relay that dies mid-publish delays them'),
+  OUTBOX_MARK_WITHIN_MS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(10_000)
+    .default(100)
+    .describe('Longest a published outbox row waits to be marked when no claim comes sooner; a later event of its issue waits at most this long for it'),
+  OUTBOX_RETENTION_INTERVAL_MS: z.coerce
+    .number()
+    .int()
+    .min(1_000)
+    .max(86_400_000)
+    .default(600_000)
+    .describe('How often expired outbox rows and dead letters are looked for once none is left'),
+  OUTBOX_RETENTION_BATCH_SIZE: z.coerce
+    .number()
+    .int()
+    .min(100)
+    .max(100_000)
+    .default(10_000)
+    .describe('Expired outbox rows removed per statement; batches run back to back until none is left'),
   OUTBOX_RETENTION_HOURS: z.coerce
     .number()
     .min(0)

@@ -44,6 +44,10 @@ async function main(): Promise<void> {
     logger,
     batchSize: config.OUTBOX_BATCH_SIZE,
     pollIntervalMs: config.OUTBOX_POLL_INTERVAL_MS,
+    leaseSeconds: config.OUTBOX_LEASE_SECONDS,
+    markWithinMs: config.OUTBOX_MARK_WITHIN_MS,
+    retentionIntervalMs: config.OUTBOX_RETENTION_INTERVAL_MS,
+    retentionBatchSize: config.OUTBOX_RETENTION_BATCH_SIZE,
     retentionMs: config.OUTBOX_RETENTION_HOURS * 3_600_000,
     // A NATS server that lost its storage comes back without the stream.
     ensureStream: declareStream,

@@ -16,19 +16,11 @@ import { moveToDeadLetters, permanentFailure, prepareMessage, type DeadLetterRea
 
 type OutboxRow = OutboxEvent;
 
-/**
- * How long a relay owns the rows it claimed: well beyond a publish (JetStream answers or times
- * out within seconds), and the longest a relay that dies mid-publish delays them.
- */
-const CLAIM_SECONDS = 15;
+/** OUTBOX_LEASE_SECONDS's default (the relay's options say what it means). */
+const DEFAULT_LEASE_SECONDS = 15;
 
-/**
- * The longest a published row waits for its mark when no notification brings the next claim
- * sooner (the poll interval, when shorter). Marks are written together, one statement per this
- * interval at most however many events went out; until its mark a row stays leased, so a later
- * event of its issue waiting for a claim waits this long at most.
- */
-const MARK_WITHIN_MS = 100;
+/** OUTBOX_MARK_WITHIN_MS's default. */
+const DEFAULT_MARK_WITHIN_MS = 100;
 
 /** How many batches deep a claim looks for the earlier events of the issues it takes. */
 const HEAD_FACTOR = 4;
@@ -64,6 +56,20 @@ export interface OutboxRelayOptions {
   deadLetterRetentionMs: number;
   /** Expired rows removed per statement (10,000 unless given). */
   retentionBatchSize?: number;
+  /** How often expired rows are looked for once none is left (10 minutes unless given). */
+  retentionIntervalMs?: number;
+  /**
+   * How long a relay owns the rows it took (15 s unless given): well beyond a publish (JetStream
+   * answers or times out within seconds), and the longest a relay that dies mid-publish delays them.
+   */
+  leaseSeconds?: number;
+  /**
+   * The longest a published row waits for its mark when no notification brings the next claim
+   * sooner (the poll interval, when shorter; 100 ms unless given). Marks are written together, one
+   * statement per this interval at most however many events went out; until its mark a row stays
+   * leased, so a later event of its issue waiting for a claim waits this long at most.
+   */
+  markWithinMs?: number;
   onDeadLettered?: (reason: DeadLetterReason) => void;
   /** Where the relay's passes and failures are counted. */
   registry?: Registry;
@@ -72,7 +78,7 @@ export interface OutboxRelayOptions {
 /** What became of one outbox row in a batch. */
 type RowResult = 'published' | 'failed';
 
-/** How often expired outbox rows and dead letters are looked for once none is left. */
+/** OUTBOX_RETENTION_INTERVAL_MS's default: how often expired rows are looked for once none is left. */
 const RETENTION_INTERVAL_MS = 10 * 60_000;
 
 /** Rows removed per statement; batches run back to back until none expired is left. */
@@ -101,8 +107,12 @@ export class OutboxRelay {
   private markTimer: NodeJS.Timeout | undefined;
   /** A committed event could not be published at once: until a pass publishes again, creates use the queue. */
   private directPaused = false;
+  private readonly leaseSeconds: number;
+  private readonly markWithinMs: number;
 
   constructor(private readonly options: OutboxRelayOptions) {
+    this.leaseSeconds = options.leaseSeconds ?? DEFAULT_LEASE_SECONDS;
+    this.markWithinMs = options.markWithinMs ?? DEFAULT_MARK_WITHIN_MS;
     this.worker = new BackgroundWorker({
       name: 'outbox relay',
       logger: options.logger,
@@ -118,7 +128,7 @@ export class OutboxRelay {
       name: 'outbox retention',
       logger: options.logger,
       registry: options.registry,
-      idleMs: RETENTION_INTERVAL_MS,
+      idleMs: options.retentionIntervalMs ?? RETENTION_INTERVAL_MS,
       maxBackoffMs: options.maxBackoffMs,
       pass: () => this.removeExpired(),
     });
@@ -169,7 +179,7 @@ export class OutboxRelay {
    */
   committedEventPublisher(): CommittedEventPublisher {
     return {
-      leaseSeconds: CLAIM_SECONDS,
+      leaseSeconds: this.leaseSeconds,
       ready: () => this.running && !this.directPaused && this.worker.healthy,
       publish: (event) => this.publishCommitted(event),
     };
@@ -197,26 +207,26 @@ export class OutboxRelay {
     this.inFlight.add(tracked);
   }
 
-  /** The next pass (with the marks) within MARK_WITHIN_MS, unless something wakes the relay sooner. */
+  /** The next pass (with the marks) within markWithinMs, unless something wakes the relay sooner. */
   private markSoon(): void {
     if (this.markTimer || !this.running) return;
     this.markTimer = setTimeout(() => {
       this.markTimer = undefined;
       this.wake();
-    }, MARK_WITHIN_MS);
+    }, this.markWithinMs);
     this.markTimer.unref();
   }
 
   /**
    * One batch; a full batch means more rows are probably waiting: go again at once. Rows published
    * but not yet marked are marked by the next claim, at the next notification or poll, and at the
-   * latest MARK_WITHIN_MS later.
+   * latest markWithinMs later.
    */
   private async pass(): Promise<PassResult> {
     const published = await this.publishBatch();
     this.directPaused = false;
     if (published >= this.options.batchSize) return 'more';
-    return this.unmarked.length > 0 ? MARK_WITHIN_MS : 'idle';
+    return this.unmarked.length > 0 ? this.markWithinMs : 'idle';
   }
 
   /** Marks the rows published since the last claim (at stop); the next claim does it otherwise. */
@@ -352,7 +362,7 @@ export class OutboxRelay {
        UPDATE outbox SET claimed_until = now() + make_interval(secs => $2)
        WHERE id IN (SELECT id FROM chosen)
        RETURNING id, subject, payload, trace_context, created_at, order_key`,
-      values: [this.options.batchSize, CLAIM_SECONDS, marking],
+      values: [this.options.batchSize, this.leaseSeconds, marking],
     });
     return rows;
   }

@@ -5,8 +5,19 @@ import path from 'node:path';
 /**
  * V8 heap limits the services run with: the chart's default `env.NODE_OPTIONS`, so the figures
  * describe what ships. BENCH_NODE_OPTIONS overrides; BENCH_NODE_OPTIONS= (empty) keeps V8's own.
+ * A chart test checks that this and SERVICE_MALLOC_ARENA_MAX match charts/worklane/values.yaml.
  */
-export const SERVICE_NODE_OPTIONS = process.env.BENCH_NODE_OPTIONS ?? '--max-old-space-size=128 --max-semi-space-size=4';
+export const SERVICE_NODE_OPTIONS = process.env.BENCH_NODE_OPTIONS ?? '--max-old-space-size=128 --max-semi-space-size=1';
+
+/**
+ * glibc malloc arenas of every service: the chart's default `env.MALLOC_ARENA_MAX`.
+ * BENCH_MALLOC_ARENA_MAX overrides; BENCH_MALLOC_ARENA_MAX= (empty) keeps glibc's own (8 per core).
+ * The services the benchmarks start inherit this process's environment, so it is set here, on
+ * import, for them (glibc reads it when a process starts: this process itself is not affected).
+ */
+export const SERVICE_MALLOC_ARENA_MAX = process.env.BENCH_MALLOC_ARENA_MAX ?? '2';
+if (SERVICE_MALLOC_ARENA_MAX) process.env.MALLOC_ARENA_MAX = SERVICE_MALLOC_ARENA_MAX;
+else delete process.env.MALLOC_ARENA_MAX;
 
 /** Peak resident memory of a process so far (VmHWM), in MB. */
 export function peakRssMb(pid) {

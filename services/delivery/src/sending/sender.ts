@@ -74,6 +74,12 @@ const RECORD_BATCH = 200;
  * free before it), so it may wait for the statement ahead and write more attempts per statement.
  */
 const RECORD_WRITES = 1;
+/**
+ * How long a recording waits for company. The receiver has its request by then, so this costs no
+ * delivery any time (only a later event of the same issue, which waits for the record, waits this
+ * much more), and on a quiet replica it turns one statement per attempt into one per several.
+ */
+const RECORD_LINGER_MS = 10;
 
 /** Why an attempt found no receiver to talk to, in words safe to show the webhook's owner. */
 function addressRefusal(error: AddressPolicyError): string {
@@ -120,6 +126,7 @@ export class DeliverySender {
       },
       RECORD_BATCH,
       RECORD_WRITES,
+      RECORD_LINGER_MS,
     );
     this.budgets = new SendingBudgets({ total: options.concurrency, perTeam: options.perTeamConcurrency, perWebhook: options.perWebhookConcurrency });
     this.breakers = new CircuitBreakers(options.breaker);

@@ -61,13 +61,7 @@ export const webhookChangesSettingsSchema = {
     .max(7 * 86_400)
     .default(3_600)
     .describe('How long a webhook change notice stays in the WEBHOOK_CHANGES stream; a delivery replica that falls further behind forgets its whole webhook cache'),
-  WEBHOOK_CHANGES_MAX_MSGS: z.coerce
-    .number()
-    .int()
-    .min(1_000)
-    .max(100_000_000)
-    .default(100_000)
-    .describe('Most notices the WEBHOOK_CHANGES stream holds; the oldest go first'),
+  WEBHOOK_CHANGES_MAX_MSGS: z.coerce.number().int().min(1_000).max(100_000_000).default(100_000).describe('Most notices the WEBHOOK_CHANGES stream holds; the oldest go first'),
 };
 
 export type WebhookChangesSettingsEnv = { [K in keyof typeof webhookChangesSettingsSchema]: z.infer<(typeof webhookChangesSettingsSchema)[K]> };
@@ -94,11 +88,7 @@ const WEBHOOK_CHANGES_STREAM_CONFIG: Partial<StreamConfig> & { name: string } = 
  * Creates the WEBHOOK_CHANGES stream or brings an existing one to these limits without weakening
  * any (as ensureIssueEventsStream does). Safe to race.
  */
-export async function ensureWebhookChangesStream(
-  jsm: JetStreamManager,
-  limits: StreamLimits,
-  logger?: Pick<Logger, 'warn' | 'info' | 'error'>,
-): Promise<StreamInfo> {
+export async function ensureWebhookChangesStream(jsm: JetStreamManager, limits: StreamLimits, logger?: Pick<Logger, 'warn' | 'info' | 'error'>): Promise<StreamInfo> {
   const name = WEBHOOK_CHANGES_STREAM;
   let info: StreamInfo;
   try {

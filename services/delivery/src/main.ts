@@ -49,7 +49,8 @@ async function main(): Promise<void> {
   // Fan-out, sending and retention have connections of their own: a burst of slow delivery log
   // requests cannot delay deliveries.
   const pipelinePool = openWorkerPool('delivery', config, config.DELIVERY_PIPELINE_POOL_MAX, logger);
-  const nats = await connectNats(config.NATS_URL, 'delivery', logger);
+  // No captured stack per request: every fan-out asks the WEBHOOK_CHANGES stream its position.
+  const nats = await connectNats(config.NATS_URL, 'delivery', logger, { asyncTraces: false });
   const jsm = await jetstreamManager(nats);
   const declare = async () => {
     await ensureIssueEventsStream(jsm, { limits: streamLimitsFrom(config), logger });

@@ -38,7 +38,7 @@ export const configSchema = z.object({
     .max(60_000)
     .default(5_000)
     .describe(
-      "How long a webhook change waits for NATS to store its notice before the call is answered; past it the call gets 503 (the change itself is saved) and the notice is published again in the background",
+      'How long a webhook change waits for NATS to store its notice before the call is answered; past it the call gets 503 (the change itself is saved) and the notice is published again in the background',
     ),
   WEBHOOK_SECRET_KEY: secretKey().describe('Key (>= 32 characters) that encrypts webhook signing secrets at rest (AES-256-GCM)'),
   WEBHOOK_PREVIOUS_SECRET_KEYS: list('')

@@ -77,7 +77,7 @@ describe('CachedWebhookDirectory', () => {
     expect(service.calls).toBe(1);
   });
 
-  it("forgets a team on its change notice, and only that team", async () => {
+  it('forgets a team on its change notice, and only that team', async () => {
     const { service, cache } = setUp();
     service.webhooks.set(1, target(1, 1));
     service.webhooks.set(2, target(2, 2));

@@ -1,7 +1,7 @@
 import type { WebhookChange } from '@worklane/messaging';
 import { promClient } from '@worklane/observability';
-import type { WebhookDirectory, WebhookTarget } from './webhooks';
 import type { ChangeBarrier, ChangeListener, ForgetReason } from './webhook-changes';
+import type { WebhookDirectory, WebhookTarget } from './webhooks';
 
 export interface WebhookCacheOptions {
   /** The webhook service: asked on a miss, and for every read the barrier cannot vouch for. */
@@ -28,8 +28,6 @@ interface TeamEntry {
   subscriptions: Map<string, Kept<WebhookTarget[]>>;
   webhooks: Map<number, Kept<WebhookTarget | null>>;
 }
-
-type Lookup = 'subscriptions' | 'webhook';
 
 /**
  * The webhook directory kept in memory, so that fanning out an event and sending a delivery cost no
@@ -75,13 +73,13 @@ export class CachedWebhookDirectory implements WebhookDirectory, ChangeListener 
       help: 'Teams dropped from the webhook cache to stay within DELIVERY_WEBHOOK_CACHE_MAX_ENTRIES',
       registers: [options.registry],
     });
-    const cache = this;
+    const entries = () => this.entries;
     new promClient.Gauge({
       name: 'worklane_delivery_webhook_cache_entries',
       help: 'Webhooks (and empty answers) held by the webhook cache',
       registers: [options.registry],
       collect() {
-        this.set(cache.entries);
+        this.set(entries());
       },
     });
   }
@@ -116,13 +114,18 @@ export class CachedWebhookDirectory implements WebhookDirectory, ChangeListener 
       return kept.value;
     }
     this.lookups.inc({ lookup: 'subscriptions', result: 'miss' });
-    return this.fetch(`s/${teamId}/${event}`, teamId, () => this.options.directory.listSubscriptions(teamId, event), (team, targets, keptAtMs) => {
-      this.keep(team.subscriptions, event, { value: targets, keptAtMs, weight: Math.max(1, targets.length) });
-      // Each subscriber is also the answer to a lookup of it by id, which the sender makes next.
-      for (const target of targets) {
-        if (target.teamId === teamId && !team.webhooks.has(target.id)) this.keep(team.webhooks, target.id, { value: target, keptAtMs, weight: 1 });
-      }
-    });
+    return this.fetch(
+      `s/${teamId}/${event}`,
+      teamId,
+      () => this.options.directory.listSubscriptions(teamId, event),
+      (team, targets, keptAtMs) => {
+        this.keep(team.subscriptions, event, { value: targets, keptAtMs, weight: Math.max(1, targets.length) });
+        // Each subscriber is also the answer to a lookup of it by id, which the sender makes next.
+        for (const target of targets) {
+          if (target.teamId === teamId && !team.webhooks.has(target.id)) this.keep(team.webhooks, target.id, { value: target, keptAtMs, weight: 1 });
+        }
+      },
+    );
   }
 
   async getWebhook(teamId: number, webhookId: number): Promise<WebhookTarget | undefined> {

@@ -11,8 +11,8 @@ import { createTestDatabase, publicKeysOf, randomKey, signedCaller, signerOf, si
 
 import { AllowedCidrs, SecretBox } from '@worklane/webhooks';
 import { createApp, type WebhookApp } from '../../src/app';
-import type { WebhookChangeNotifier } from '../../src/events/change-notices';
 import { TRUSTED_PRINCIPALS, webhookLimits, type Config } from '../../src/config';
+import type { WebhookChangeNotifier } from '../../src/events/change-notices';
 
 export interface Directory {
   client: webhookV1.WebhookDirectoryClient;

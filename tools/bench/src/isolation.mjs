@@ -72,6 +72,8 @@ const { API_STACK, api, bootstrapTeam, createToken, startSystem } = require('@wo
 const SERVICES = [...API_STACK];
 
 const memoryLimits = chartMemoryLimitsMiB();
+/** A gateway setting's default, from the gateway's own configuration schema (built above). */
+const gatewayDefault = (name) => String(require('../../../services/gateway/dist/config.js').configSchema.shape[name].parse(undefined));
 const stack = await startStack({ name: 'bench-isolation', fast: true, fresh: true });
 process.env.DATABASE_URL = stack.databaseUrl;
 const certificate = makeCertificate();
@@ -227,7 +229,11 @@ try {
   system = await startSystem({
     services: SERVICES,
     env: { NATS_URL: stack.natsUrl, WEBHOOK_ALLOWED_CIDRS: '127.0.0.0/8', LOG_LEVEL: 'warn', NODE_OPTIONS: SERVICE_NODE_OPTIONS },
-    serviceEnv: { delivery: { NODE_EXTRA_CA_CERTS: certificate.certPath } },
+    serviceEnv: {
+      delivery: { NODE_EXTRA_CA_CERTS: certificate.certPath },
+      // The test system lets its suites' bursts through; the attack must meet the gateway's defaults.
+      gateway: { RATE_LIMIT_BURST: gatewayDefault('RATE_LIMIT_BURST'), RATE_LIMIT_TEAM_BURST: gatewayDefault('RATE_LIMIT_TEAM_BURST') },
+    },
   });
   const pids = Object.fromEntries(SERVICES.map((name) => [name, system.services[name].pid]));
 

@@ -1,21 +1,9 @@
 import { promClient } from '@worklane/observability';
+import { webhookTarget } from '../../test/support/webhook-target';
 import { CachedWebhookDirectory } from './webhook-cache';
 import type { WebhookDirectory, WebhookTarget } from './webhooks';
 
-const target = (id: number, teamId = 1): WebhookTarget => ({
-  id,
-  teamId,
-  url: `https://receiver.example/${id}`,
-  events: ['issue.created'],
-  active: true,
-  secret: 'secret',
-  previousSecrets: [],
-  ed25519PrivateKey: null,
-  organizationIds: [],
-  projectIds: [],
-  rateLimitPerSecond: null,
-  operationalEvents: [],
-});
+const target = (id: number, teamId = 1): WebhookTarget => webhookTarget(id, teamId);
 
 /** A webhook service whose answers the test releases one by one. */
 class FakeService implements WebhookDirectory {

@@ -2,25 +2,13 @@
 // only answers the claims of an idle sender: nothing is ever due.
 import { createLogger, promClient } from '@worklane/observability';
 import type { AllowedCidrs, PinnedDispatchers } from '@worklane/webhooks';
+import { webhookTarget } from '../../test/support/webhook-target';
 import type { WebhookDirectory, WebhookTarget } from '../clients/webhooks';
 import type { ClaimedDelivery, DeliveryStore } from '../data/deliveries';
 import { createDeliveryMetrics } from '../metrics';
 import { DeliverySender } from './sender';
 
-const webhook = (id: number, teamId: number, rateLimitPerSecond: number | null = null): WebhookTarget => ({
-  id,
-  teamId,
-  url: `https://receiver.example/${id}`,
-  events: ['issue.created'],
-  active: true,
-  secret: 'secret',
-  previousSecrets: [],
-  ed25519PrivateKey: null,
-  organizationIds: [],
-  projectIds: [],
-  rateLimitPerSecond,
-  operationalEvents: [],
-});
+const webhook = (id: number, teamId: number, rateLimitPerSecond: number | null = null): WebhookTarget => webhookTarget(id, teamId, { rateLimitPerSecond });
 
 function idleSender(released: string[] = []) {
   const store = {

@@ -67,7 +67,7 @@ async function main(): Promise<void> {
     .onShutdown('grpc', () => app.grpc.shutdown())
     .onShutdown('idempotency key retention', () => idempotency.retention.stop())
     .onShutdown('nats', async () => {
-      changes.stop();
+      await changes.stop();
       await nats.drain();
     })
     .onShutdown('database', () => pool.end())

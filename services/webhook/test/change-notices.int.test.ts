@@ -131,7 +131,7 @@ describe('notices on NATS', () => {
         await new Promise((resolve) => setTimeout(resolve, 100));
       }
     } finally {
-      notifier.stop();
+      await notifier.stop();
       await service.stop();
       await notifierConnection.close();
     }

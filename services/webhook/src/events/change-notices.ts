@@ -1,5 +1,5 @@
 import { WEBHOOK_CHANGES_SUBJECT, encodeWebhookChange, type JetStreamClient, type WebhookChange } from '@worklane/messaging';
-import { DependencyUnavailableError, promClient, type Logger } from '@worklane/observability';
+import { BackgroundWorker, DependencyUnavailableError, promClient, type Logger } from '@worklane/observability';
 
 /**
  * Tells the delivery service that a team's webhooks changed, after the change is committed and
@@ -29,10 +29,21 @@ export interface JetStreamChangeNotifierOptions {
  */
 export class JetStreamChangeNotifier implements WebhookChangeNotifier {
   private readonly pending = new Map<number, WebhookChange>();
-  private timer: NodeJS.Timeout | undefined;
   private readonly published: promClient.Counter<'outcome'>;
+  /** Publishes the notices NATS did not take while answering, started at the first one. */
+  private readonly retries: BackgroundWorker;
 
   constructor(private readonly options: JetStreamChangeNotifierOptions) {
+    const intervalMs = options.retryIntervalMs ?? 1_000;
+    this.retries = new BackgroundWorker({
+      name: 'webhook change notices',
+      logger: options.logger,
+      registry: options.registry,
+      idleMs: intervalMs,
+      minBackoffMs: intervalMs,
+      maxBackoffMs: intervalMs,
+      pass: () => this.retry(),
+    });
     this.published = new promClient.Counter({
       name: 'worklane_webhook_change_notices_total',
       help: 'Webhook change notices published for the delivery service, by outcome (published, failed)',
@@ -57,15 +68,14 @@ export class JetStreamChangeNotifier implements WebhookChangeNotifier {
     } catch (error) {
       this.options.logger.warn({ err: error, teamId: change.team_id, webhookId: change.webhook_id }, 'webhook change notice not published; retrying in the background');
       this.pending.set(change.team_id, change);
-      this.scheduleRetry();
+      this.retries.start();
       throw new DependencyUnavailableError('NATS', error);
     }
   }
 
   /** Stops the background retries (shutdown); notices still pending are left to the caches' expiry. */
-  stop(): void {
-    clearTimeout(this.timer);
-    this.timer = undefined;
+  async stop(): Promise<void> {
+    await this.retries.stop();
     if (this.pending.size > 0) this.options.logger.error({ teams: [...this.pending.keys()] }, 'webhook change notices never published');
   }
 
@@ -79,25 +89,13 @@ export class JetStreamChangeNotifier implements WebhookChangeNotifier {
     }
   }
 
-  private scheduleRetry(): void {
-    if (this.timer) return;
-    this.timer = setTimeout(() => {
-      this.timer = undefined;
-      void this.retry();
-    }, this.options.retryIntervalMs ?? 1_000);
-    this.timer.unref();
-  }
-
-  private async retry(): Promise<void> {
+  /** One round over the pending notices, oldest team first; a failure ends it and the worker backs off. */
+  private async retry(): Promise<'idle'> {
     for (const [teamId, change] of [...this.pending]) {
-      try {
-        await this.publish(change);
-        // A newer notice for the team may have replaced this one meanwhile: it stays pending.
-        if (this.pending.get(teamId) === change) this.pending.delete(teamId);
-      } catch {
-        break;
-      }
+      await this.publish(change);
+      // A newer notice for the team may have replaced this one meanwhile: it stays pending.
+      if (this.pending.get(teamId) === change) this.pending.delete(teamId);
     }
-    if (this.pending.size > 0) this.scheduleRetry();
+    return 'idle';
   }
 }

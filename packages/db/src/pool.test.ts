@@ -1,4 +1,4 @@
-import { isUniqueViolation, timestamp } from './pool';
+import { isUniqueViolation, sessionOptions, timestamp } from './pool';
 
 describe('timestamp', () => {
   it('formats a column in SQL as UTC with six fractional digits, named after the column', () => {
@@ -15,5 +15,13 @@ describe('isUniqueViolation', () => {
     expect(isUniqueViolation(error, 'other')).toBe(false);
     expect(isUniqueViolation({ code: '23503' })).toBe(false);
     expect(isUniqueViolation(undefined)).toBe(false);
+  });
+});
+
+describe('sessionOptions', () => {
+  it('puts the search path first, then the session defaults, then the settings given (which win)', () => {
+    expect(sessionOptions('issue')).toBe('-c search_path=issue -c jit=off');
+    expect(sessionOptions('delivery', { synchronous_commit: 'off' })).toBe('-c search_path=delivery -c jit=off -c synchronous_commit=off');
+    expect(sessionOptions('delivery', { jit: 'on' })).toBe('-c search_path=delivery -c jit=on');
   });
 });

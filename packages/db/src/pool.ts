@@ -22,8 +22,29 @@ export interface PoolOptions {
   applicationName: string;
   /** Told when an idle pooled connection breaks (server restart, failover, terminated backend). */
   onIdleClientError?: (error: Error) => void;
-  /** Settings every session of the pool starts with (`synchronous_commit: 'off'`, say), besides the search path. */
+  /**
+   * Settings every session of the pool starts with (`synchronous_commit: 'off'`, say), besides the
+   * search path and over SESSION_DEFAULTS.
+   */
   settings?: Readonly<Record<string, string>>;
+}
+
+/**
+ * What every session starts with unless `settings` says otherwise.
+ *
+ * jit=off: PostgreSQL compiles a statement with LLVM once its estimated cost passes jit_above_cost.
+ * Worklane's statements are short and run thousands of times a second; when a backlog makes a
+ * planner estimate large (the delivery claim with one team's thousands of pending deliveries),
+ * compiling took 1.3 to 4.2 s of CPU per execution, while the statement itself ran in under
+ * 100 ms, and it stalled every team's deliveries. Turned off per session, so a server whose
+ * operator left JIT on (its default) behaves the same.
+ */
+export const SESSION_DEFAULTS: Readonly<Record<string, string>> = Object.freeze({ jit: 'off' });
+
+/** The startup `options` of a pool's sessions: the search path, then each setting as `-c name=value`. */
+export function sessionOptions(schema: string, settings: Readonly<Record<string, string>> = {}): string {
+  const merged = { ...SESSION_DEFAULTS, ...settings };
+  return [`-c search_path=${schema}`, ...Object.entries(merged).map(([name, value]) => `-c ${name}=${value}`)].join(' ');
 }
 
 /** A connection pool whose sessions see only the service's schema. */
@@ -32,7 +53,7 @@ export function createPool(options: PoolOptions): pg.Pool {
     connectionString: options.url,
     max: options.max ?? 10,
     application_name: options.applicationName,
-    options: [`-c search_path=${options.schema}`, ...Object.entries(options.settings ?? {}).map(([name, value]) => `-c ${name}=${value}`)].join(' '),
+    options: sessionOptions(options.schema, options.settings),
     idleTimeoutMillis: 30_000,
     connectionTimeoutMillis: 5_000,
     types,

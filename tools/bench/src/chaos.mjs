@@ -58,7 +58,7 @@ import { describeMachine } from './machine.mjs';
 import { SERVICE_NODE_OPTIONS, machineCpuSeconds, peakRssMb } from './process-stats.mjs';
 import { makeCertificate, startReceiver } from './receiver.mjs';
 import { setting } from './settings.mjs';
-import { openLoop } from './stats.mjs';
+import { inTurn, openLoop } from './stats.mjs';
 
 await useProjectNode();
 
@@ -169,21 +169,6 @@ async function unlimited(call) {
 function expectStatus(response, statuses, what) {
   if (!statuses.includes(response.status)) throw new Error(`${what}: ${response.status} ${response.text.slice(0, 300)}`);
   return response.body;
-}
-
-/** Runs `work(item)` over `items`, `parallel` at a time. */
-async function inTurn(items, parallel, work) {
-  const results = new Array(items.length);
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: Math.min(parallel, items.length) }, async () => {
-      while (next < items.length) {
-        const i = next++;
-        results[i] = await work(items[i], i);
-      }
-    }),
-  );
-  return results;
 }
 
 const iso = (ms) => new Date(ms).toISOString();

@@ -31,9 +31,11 @@ import { Worker } from 'node:worker_threads';
 import { useProjectNode } from '../../dev/src/provision/index.mjs';
 import { startStack } from '../../dev/src/stack.mjs';
 import { say, turboBuild } from '../../dev/src/util.mjs';
+import { startBenchSystem } from './bench-system.mjs';
 import { BENCH_BUILD_FILTERS } from './build.mjs';
+import { startCpuMeter } from './cpu-meter.mjs';
 import { describeMachine } from './machine.mjs';
-import { SERVICE_NODE_OPTIONS, cpuSeconds, infrastructurePids, machineCpuSeconds, peakRssMb, totalCpuSeconds } from './process-stats.mjs';
+import { peakRssMb } from './process-stats.mjs';
 import { makeCertificate, startReceiver } from './receiver.mjs';
 import { measureRetention } from './retention.mjs';
 import { openLoop, percentile, waitUntil } from './stats.mjs';
@@ -59,7 +61,7 @@ if (process.env.WORKLANE_SKIP_BUILD !== '1') {
 }
 
 // Loaded after the build: these are compiled packages.
-const { API_STACK, api, bootstrapTeam, startSystem } = require('@worklane/testing');
+const { API_STACK, api, bootstrapTeam } = require('@worklane/testing');
 
 const stack = await startStack({ name: 'bench-delivery', fast: FAST_DB, fresh: true });
 process.env.DATABASE_URL = stack.databaseUrl;
@@ -95,18 +97,9 @@ let system;
 let exitCode = 0;
 try {
   say('starting the token, project, webhook, issue, delivery and gateway services...');
-  system = await startSystem({
-    services: [...API_STACK],
-    env: { NATS_URL: stack.natsUrl, WEBHOOK_ALLOWED_CIDRS: '127.0.0.0/8', LOG_LEVEL: 'warn', NODE_OPTIONS: SERVICE_NODE_OPTIONS },
-    serviceEnv: {
-      // One team fills the saturation backlog: its fan-out budget (issue 10's per-team fairness,
-      // 500 deliveries/s by default) still runs on every event, with its limit out of the way, so
-      // the drain measures the pipeline rather than that policy.
-      delivery: { NODE_EXTRA_CA_CERTS: certificate.certPath, DELIVERY_FANOUT_PER_TEAM_PER_SECOND: '1000000', DELIVERY_FANOUT_PER_TEAM_BURST: '1000000' },
-      // The limiter still runs on every request; its limit is out of the way.
-      gateway: { RATE_LIMIT_PER_SECOND: '1000000', RATE_LIMIT_BURST: '1000000' },
-    },
-  });
+  // One team fills the saturation backlog: its fan-out budget and the gateway's rate limits run
+  // with their limits out of the way (bench-system.mjs).
+  system = await startBenchSystem({ stack, certificate });
   const team = await bootstrapTeam(system);
   const client = api(system, team.token);
   const project = await client.post(`/teams/${team.team_id}/organizations/${team.organization_id}/projects`, { name: 'Bench' });
@@ -171,12 +164,7 @@ try {
   }
   const before = new Set(receiver.firstReceipt.keys());
   const createdBefore = created;
-  const SERVICES = [...API_STACK];
-  const cpuBefore = Object.fromEntries(SERVICES.map((name) => [name, cpuSeconds(system.services[name].pid)]));
-  const benchCpuBefore = process.cpuUsage();
-  const infrastructure = infrastructurePids(stack.dir);
-  const infrastructureBefore = { postgres: totalCpuSeconds(infrastructure.postgres), nats: totalCpuSeconds(infrastructure.nats) };
-  const machineBefore = machineCpuSeconds();
+  const meter = startCpuMeter({ system, services: [...API_STACK], stackDir: stack.dir });
   say(`latency: ${RATE} issues/s through the gateway for ${DURATION_S} s, ${WEBHOOKS} webhooks each...`);
   recordDue = true;
   await createAtRate(RATE, DURATION_S);
@@ -188,20 +176,12 @@ try {
     'every delivery of the latency run',
     () => `(${receiver.firstReceipt.size} of ${created * WEBHOOKS}; ${failed} creates failed)`,
   );
+  const cpu = meter.stop();
   const latencies = [...receiver.firstReceipt.entries()]
     .filter(([id]) => !before.has(id))
     .map(([, receipt]) => receipt.receivedAt - receipt.createdAt)
     .sort((a, b) => a - b);
-  const cpuPerEventMs = Object.fromEntries(SERVICES.map((name) => [name, ((cpuSeconds(system.services[name].pid) - cpuBefore[name]) * 1000) / measuredEvents]));
-  const benchCpu = process.cpuUsage(benchCpuBefore);
-  cpuPerEventMs['load generator + receiver'] = (benchCpu.user + benchCpu.system) / 1000 / measuredEvents;
-  cpuPerEventMs.postgres = ((totalCpuSeconds(infrastructure.postgres) - infrastructureBefore.postgres) * 1000) / measuredEvents;
-  cpuPerEventMs.nats = ((totalCpuSeconds(infrastructure.nats) - infrastructureBefore.nats) * 1000) / measuredEvents;
-  const machineAfter = machineCpuSeconds();
-  const cores = os.cpus().length;
-  const machineBusy = (machineAfter.busy - machineBefore.busy) / ((machineAfter.total - machineBefore.total) / cores);
-  const ours = (Object.values(cpuPerEventMs).reduce((sum, ms) => sum + ms, 0) * measuredEvents) / 1000;
-  const machineOthers = machineAfter.busy - machineBefore.busy - ours;
+  const cpuPerEventMs = Object.fromEntries(Object.entries(cpu.cpuSeconds).map(([name, seconds]) => [name, (seconds * 1000) / measuredEvents]));
   const deliveryPid = system.services.delivery.pid;
   let deliveryRss = peakRssMb(deliveryPid);
 
@@ -246,9 +226,7 @@ try {
   const p99 = percentile(latencies, 99);
   fromDue.sort((a, b) => a - b);
   // Every process of the system; the load generator and the receivers are the benchmark's own.
-  const cpuMsPerEvent = Object.entries(cpuPerEventMs)
-    .filter(([name]) => name !== 'load generator + receiver')
-    .reduce((sum, [, ms]) => sum + ms, 0);
+  const cpuMsPerEvent = (cpu.systemCpuSeconds * 1000) / measuredEvents;
   const saturationOfBare = deliveriesPerSecond / bare.perSecond;
   const f = (value, digits = 1) => (Number.isFinite(value) ? value.toFixed(digits) : 'n/a');
   const pass = (ok) => (ok ? 'ok' : 'MISSED');
@@ -270,7 +248,7 @@ try {
       .map(([name, ms]) => `${name} ${f(ms, 2)} ms`)
       .join(', ')}`,
     `  summed over the system (services, PostgreSQL, NATS): ${f(cpuMsPerEvent, 2)} ms (target <= ${TARGETS.cpuMsPerEvent} ms: ${pass(cpuMsPerEvent <= TARGETS.cpuMsPerEvent)})`,
-    `machine CPU during the latency run: ${f(machineBusy, 2)} of ${cores} cores busy, ${f(Math.max(0, machineOthers) / DURATION_S, 2)} cores of it by processes outside this benchmark`,
+    `machine CPU during the latency run: ${f(cpu.machineBusyCores, 2)} of ${os.cpus().length} cores busy, ${f(cpu.otherCores, 2)} cores of it by processes outside this benchmark`,
     `receiver requests: ${receiver.requests} for ${receiver.firstReceipt.size} distinct deliveries; failed issue creates: ${failed}`,
   ];
   process.stdout.write(`${lines.join('\n')}\n`);

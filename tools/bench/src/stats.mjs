@@ -37,3 +37,21 @@ export async function openLoop(rate, seconds, send, { shouldStop = () => false }
   }
   await Promise.all(inFlight);
 }
+
+/**
+ * Runs `work(item, index)` over `items`, at most `parallel` at a time, and resolves to the results
+ * in the order of `items`. The first failure rejects (the calls already started finish on their own).
+ */
+export async function inTurn(items, parallel, work) {
+  const results = new Array(items.length);
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(parallel, items.length) }, async () => {
+      while (next < items.length) {
+        const i = next++;
+        results[i] = await work(items[i], i);
+      }
+    }),
+  );
+  return results;
+}

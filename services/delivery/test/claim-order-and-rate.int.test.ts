@@ -183,6 +183,11 @@ describe('per-issue order', () => {
 });
 
 describe('per-endpoint rate limits', () => {
+  /** Moves an endpoint's bucket of attempts a second into the past, as if a second went by. */
+  const aSecondPasses = async (webhookId: number) => {
+    await pool.query(`UPDATE endpoint_rate_limits SET started_at = started_at - interval '1 second' WHERE webhook_id = $1`, [webhookId]);
+  };
+
   it("starts a limited endpoint's bucket of deliveries, paces the rest a sending time apart, and leaves other endpoints alone", async () => {
     const team = newTeam();
     await rates.setLimits([{ webhookId: 51, teamId: team, perSecond: 5 }]);
@@ -216,12 +221,64 @@ describe('per-endpoint rate limits', () => {
     // Nothing more of it can be claimed now, by either replica.
     expect((await claimFor(replicaB, team)).filter((delivery) => delivery.webhookId === 51)).toEqual([]);
 
-    // Paced deliveries go when due without spending again: make three of them due.
+    // Paced deliveries go when due without booking again, within the bucket of attempts: make three
+    // of them due, and a second pass for that bucket.
     await pool.query(
       `UPDATE deliveries SET next_attempt_at = now() WHERE id IN (SELECT id FROM deliveries WHERE team_id = $1 AND webhook_id = 51 AND rate_paced ORDER BY next_attempt_at LIMIT 3)`,
       [team],
     );
-    expect((await claimFor(replicaB, team)).filter((delivery) => delivery.webhookId === 51)).toHaveLength(3);
+    await aSecondPasses(51);
+    const late = (await claimFor(replicaB, team)).filter((delivery) => delivery.webhookId === 51);
+    expect(late).toHaveLength(3);
+    expect(late.every((delivery) => delivery.ratePerSecond === 5)).toBe(true);
+    // The 22 others kept their times: none was booked twice.
+    expect((await pool.query(`SELECT 1 FROM deliveries WHERE team_id = $1 AND webhook_id = 51 AND rate_paced`, [team])).rowCount).toBe(22);
+  });
+
+  it('starts no more than the bucket holds when sending times come due late, all at once', async () => {
+    const team = newTeam();
+    await rates.setLimits([{ webhookId: 81, teamId: team, perSecond: 2 }]);
+    await replicaA.createForEvents(Array.from({ length: 10 }, (_, index) => event(team, 5_000 + index, [81])));
+    const startedAt = (await pool.query<{ now: Date }>('SELECT clock_timestamp() AS now')).rows[0]!.now;
+    expect(await claimFor(replicaA, team)).toHaveLength(2);
+    // The senders came back long after the eight booked times (a busy replica): all are due at once.
+    await pool.query(`UPDATE deliveries SET next_attempt_at = now() WHERE team_id = $1 AND webhook_id = 81 AND rate_paced`, [team]);
+    const rightAway = (await Promise.all([claimFor(replicaA, team), claimFor(replicaB, team)])).flat();
+    const elapsed = await pool.query<{ seconds: number }>('SELECT extract(epoch FROM clock_timestamp() - $1::timestamptz)::float8 AS seconds', [startedAt]);
+    // Only what the bucket of attempts refilled since the first claim, not the eight.
+    expect(rightAway.length).toBeLessThanOrEqual(Math.floor(elapsed.rows[0]!.seconds * 2));
+    // A second later (the bucket full again: two), two more; the rest still wait, due, unclaimed.
+    await aSecondPasses(81);
+    expect(await claimFor(replicaB, team)).toHaveLength(2);
+    const { rows } = await pool.query<{ waiting: number }>(
+      `SELECT count(*)::int AS waiting FROM deliveries WHERE team_id = $1 AND webhook_id = 81 AND status = 'pending' AND lease_token IS NULL`,
+      [team],
+    );
+    expect(rows[0]!.waiting).toBe(10 - 4 - rightAway.length);
+  });
+
+  it('books a new sending time for a paced delivery whose lease ran out, rather than sending it again for free', async () => {
+    const team = newTeam();
+    await rates.setLimits([{ webhookId: 91, teamId: team, perSecond: 1 }]);
+    await replicaA.createForEvents(Array.from({ length: 3 }, (_, index) => event(team, 6_000 + index, [91])));
+    expect(await claimFor(replicaA, team)).toHaveLength(1);
+    // The first paced delivery comes due and is claimed by a sender that dies at once (a lease of 0).
+    await pool.query(
+      `UPDATE deliveries SET next_attempt_at = now() WHERE id = (SELECT id FROM deliveries WHERE team_id = $1 AND webhook_id = 91 AND rate_paced ORDER BY next_attempt_at LIMIT 1)`,
+      [team],
+    );
+    await aSecondPasses(91);
+    const dying = (await replicaA.claimDue(budget(), 0)).deliveries.filter((delivery) => delivery.teamId === team);
+    expect(dying).toHaveLength(1);
+    // Its lease is over and it is due again, but no longer on a booked time: it is paced again.
+    await aSecondPasses(91);
+    expect(await claimFor(replicaB, team)).toEqual([]);
+    const { rows } = await pool.query<{ rate_paced: boolean; due_in_ms: number }>(
+      `SELECT rate_paced, (extract(epoch FROM next_attempt_at - now()) * 1000)::float8 AS due_in_ms FROM deliveries WHERE id = $1`,
+      [dying[0]!.id],
+    );
+    expect(rows[0]!.rate_paced).toBe(true);
+    expect(rows[0]!.due_in_ms).toBeGreaterThan(0);
   });
 
   it('shares one bucket between two replicas claiming at the same time', async () => {

@@ -71,6 +71,11 @@ export interface ClaimedDelivery {
   /** Redeliveries resend old events; their age says nothing about delivery lag. */
   isRedelivery: boolean;
   leaseToken: string;
+  /**
+   * The rate limit (per second) whose buckets the claim spent for it; null or absent when the claim
+   * knew of none (and for the fast path, which never takes a limited endpoint's delivery).
+   */
+  ratePerSecond?: number | null;
 }
 
 /** What one claim took, and when the next delivery a rate limit holds back is due. */
@@ -341,12 +346,16 @@ export class DeliveryStore {
    * - Per-issue order: a delivery of an issue event is not claimed while an earlier event of the
    *   same issue (lower stream sequence) to the same webhook is pending, until it has waited
    *   `orderWaitMs`; it then goes ahead and is marked `out_of_order`.
-   * - Rate limits: an endpoint with a limit starts at most what its token bucket
-   *   (endpoint_rate_limits, locked by this claim) holds. Its due deliveries beyond that are
-   *   given the next free sending times (`rate_paced`), at most RATE_PACE_BATCH per endpoint and
-   *   claim, and spend their tokens ahead; they wait in the table, due later, holding no sending
-   *   slot and out of the way of other endpoints' deliveries. A bucket another replica's claim holds
-   *   right now makes its endpoint wait for the next claim (only its deliveries already paced go).
+   * - Rate limits: an endpoint with a limit starts at most what its bucket of attempts
+   *   (endpoint_rate_limits.started_tokens, locked by this claim) holds, whether a delivery was
+   *   given a sending time or not, so however late a claim comes the attempts it starts keep to
+   *   the bucket. Its due deliveries without a sending time also need one from the booking bucket
+   *   (`tokens`); those beyond it are given the next free sending times (`rate_paced`), at most
+   *   RATE_PACE_BATCH per endpoint and claim, and book their tokens ahead; they wait in the table,
+   *   due later, holding no sending slot and out of the way of other endpoints' deliveries. A
+   *   bucket another replica's claim holds right now makes its endpoint wait for the next claim.
+   *   Each delivery says the limit it was claimed under (`ratePerSecond`), so that the sender can
+   *   tell a claim made before a new limit was stored.
    */
   async claimDue(budget: ClaimBudget, leaseMs: number, rotateAfter = 0): Promise<ClaimResult> {
     if (budget.limit <= 0) return { deliveries: [], pacedDueAtMs: null };
@@ -371,12 +380,17 @@ export class DeliveryStore {
          SELECT r.webhook_id FROM endpoint_rate_limits AS r WHERE r.team_id IN (SELECT team_id FROM due_teams)
        ), buckets AS (
          SELECT r.webhook_id, r.per_second,
-                least(r.per_second::float8, r.tokens + extract(epoch FROM now() - r.refilled_at)::float8 * r.per_second) AS tokens
+                least(r.per_second::float8, r.tokens + extract(epoch FROM now() - r.refilled_at)::float8 * r.per_second) AS tokens,
+                least(r.per_second::float8, r.started_tokens + extract(epoch FROM now() - r.started_at)::float8 * r.per_second) AS started_tokens
          FROM endpoint_rate_limits AS r
          WHERE r.team_id IN (SELECT team_id FROM due_teams)
          FOR UPDATE SKIP LOCKED
        ), rate_held AS (
-         SELECT l.webhook_id FROM limited AS l LEFT JOIN buckets AS b USING (webhook_id) WHERE b.webhook_id IS NULL OR b.tokens < 1
+         -- Limited endpoints that may start nothing now (everything: their bucket is held by another
+         -- claim, or has no attempt left to start), or only deliveries that have a sending time already.
+         SELECT l.webhook_id, (b.webhook_id IS NULL OR b.started_tokens < 1) AS everything
+         FROM limited AS l LEFT JOIN buckets AS b USING (webhook_id)
+         WHERE b.webhook_id IS NULL OR b.started_tokens < 1 OR b.tokens < 1
        ), candidates AS (
          SELECT c.* FROM due_teams AS t CROSS JOIN LATERAL (
            SELECT d.id, d.team_id, d.webhook_id, d.next_attempt_at, d.rate_paced,
@@ -387,7 +401,7 @@ export class DeliveryStore {
            FROM deliveries AS d
            WHERE d.team_id = t.team_id AND d.status = 'pending' AND d.next_attempt_at <= now()
              AND NOT (d.webhook_id = ANY($7::bigint[]))
-             AND (d.rate_paced OR NOT EXISTS (SELECT 1 FROM rate_held AS h WHERE h.webhook_id = d.webhook_id))
+             AND NOT EXISTS (SELECT 1 FROM rate_held AS h WHERE h.webhook_id = d.webhook_id AND (h.everything OR NOT d.rate_paced))
              AND ($13::float8 <= 0 OR d.stream_seq IS NULL OR d.created_at <= now() - make_interval(secs => $13::float8)
                   OR NOT EXISTS (SELECT 1 FROM deliveries AS e
                                  WHERE e.webhook_id = d.webhook_id AND e.issue_id = d.issue_id AND e.status = 'pending' AND e.stream_seq < d.stream_seq))
@@ -400,7 +414,9 @@ export class DeliveryStore {
                 row_number() OVER (PARTITION BY c.webhook_id ORDER BY c.next_attempt_at) AS webhook_turn,
                 coalesce(allowed.left_over, $10) AS webhook_allowance,
                 row_number() OVER (PARTITION BY c.webhook_id, c.rate_paced ORDER BY c.next_attempt_at) AS rate_turn,
-                floor(b.tokens) AS rate_allowance
+                floor(b.tokens) AS rate_allowance,
+                row_number() OVER (PARTITION BY c.webhook_id ORDER BY c.rate_paced DESC, c.next_attempt_at) AS start_turn,
+                floor(b.started_tokens) AS start_allowance
          FROM candidates AS c
          LEFT JOIN unnest($8::bigint[], $9::int[]) AS allowed (webhook_id, left_over) USING (webhook_id)
          LEFT JOIN buckets AS b USING (webhook_id)
@@ -408,16 +424,20 @@ export class DeliveryStore {
          SELECT f.id, f.team_id, f.webhook_id, f.next_attempt_at, f.rate_paced, f.went_ahead,
                 row_number() OVER (PARTITION BY f.team_id ORDER BY f.webhook_turn, f.next_attempt_at) AS team_turn
          FROM fitting AS f
-         WHERE f.webhook_turn <= f.webhook_allowance AND (f.rate_paced OR f.rate_allowance IS NULL OR f.rate_turn <= f.rate_allowance)
+         WHERE f.webhook_turn <= f.webhook_allowance
+           AND (f.start_allowance IS NULL OR (f.start_turn <= f.start_allowance AND (f.rate_paced OR f.rate_turn <= f.rate_allowance)))
        ), chosen AS (
          SELECT turns.id, turns.webhook_id, turns.rate_paced, turns.went_ahead, turns.next_attempt_at AS due_at FROM turns JOIN due_teams USING (team_id)
          WHERE turns.team_turn <= due_teams.allowance
          ORDER BY turns.team_turn, turns.next_attempt_at
          LIMIT $2
        ), spent AS (
-         SELECT b.webhook_id, b.per_second, b.tokens - used.count AS tokens, used.count AS used
+         SELECT b.webhook_id, b.per_second, b.tokens - used.count AS tokens, used.count AS used,
+                b.started_tokens - used.started AS started_tokens, used.started
          FROM buckets AS b
-         CROSS JOIN LATERAL (SELECT count(*) AS count FROM chosen WHERE chosen.webhook_id = b.webhook_id AND NOT chosen.rate_paced) AS used
+         CROSS JOIN LATERAL (
+           SELECT count(*) FILTER (WHERE NOT chosen.rate_paced) AS count, count(*) AS started FROM chosen WHERE chosen.webhook_id = b.webhook_id
+         ) AS used
        ), to_pace AS (
          SELECT w.id, s.webhook_id, now() + make_interval(secs => (w.turn - s.tokens) / s.per_second) AS due_at
          FROM spent AS s CROSS JOIN LATERAL (
@@ -437,26 +457,30 @@ export class DeliveryStore {
          RETURNING d.id
        ), refilled AS (
          -- Only buckets that were spent from: an untouched bucket refills by the same formula later.
-         UPDATE endpoint_rate_limits AS r SET tokens = s.tokens - paced_count.count, refilled_at = now()
+         UPDATE endpoint_rate_limits AS r SET tokens = s.tokens - paced_count.count, refilled_at = now(),
+                                              started_tokens = s.started_tokens, started_at = now()
          FROM spent AS s
          CROSS JOIN LATERAL (SELECT count(*) AS count FROM to_pace WHERE to_pace.webhook_id = s.webhook_id) AS paced_count
-         WHERE r.webhook_id = s.webhook_id AND (s.used > 0 OR paced_count.count > 0)
+         WHERE r.webhook_id = s.webhook_id AND (s.started > 0 OR paced_count.count > 0)
          RETURNING r.webhook_id
        ), claimed AS (
          UPDATE deliveries AS d SET lease_token = $1, next_attempt_at = now() + make_interval(secs => $12),
-                                    out_of_order = d.out_of_order OR chosen.went_ahead
+                                    out_of_order = d.out_of_order OR chosen.went_ahead, rate_paced = false
          FROM chosen
          WHERE d.id = chosen.id
          RETURNING d.id, d.event_id AS "eventId", d.event, d.team_id AS "teamId", d.webhook_id AS "webhookId", d.body,
                    d.trace_context AS "traceContext", d.attempt_count AS "attemptCount",
                    (extract(epoch FROM d.event_created_at) * 1000)::float8 AS "eventCreatedAtMs",
                    (extract(epoch FROM chosen.due_at) * 1000)::float8 AS "dueAtMs",
-                   d.redelivery_of IS NOT NULL AS "isRedelivery"
+                   d.redelivery_of IS NOT NULL AS "isRedelivery",
+                   (SELECT b.per_second FROM buckets AS b WHERE b.webhook_id = d.webhook_id) AS "ratePerSecond"
        ), next_paced AS (
-         -- The soonest sending time a rate limit gave a delivery (before or by this claim).
+         -- The soonest sending time a rate limit gave a delivery (before or by this claim), or when a
+         -- bucket of attempts this claim found short has room for one again.
          SELECT least(
            (SELECT min(d.next_attempt_at) FROM deliveries AS d WHERE d.status = 'pending' AND d.rate_paced AND d.next_attempt_at > now() AND d.lease_token IS NULL),
-           (SELECT min(to_pace.due_at) FROM to_pace)
+           (SELECT min(to_pace.due_at) FROM to_pace),
+           (SELECT min(now() + make_interval(secs => (1 - s.started_tokens) / s.per_second)) FROM spent AS s WHERE s.started_tokens < 1)
          ) AS at
        )
        SELECT claimed.*, (extract(epoch FROM next_paced.at) * 1000)::float8 AS "pacedDueAtMs"

@@ -8,15 +8,16 @@ export interface EndpointRateLimit {
 }
 
 /**
- * The per-endpoint rate limits the claim enforces (endpoint_rate_limits): one token bucket per
- * limited webhook, holding a second's worth of deliveries when full.
+ * The per-endpoint rate limits the claim enforces (endpoint_rate_limits): per limited webhook, a
+ * token bucket of the attempts started (`started_tokens`) and one of the sending times booked
+ * ahead for the deliveries held back (`tokens`), each holding a second's worth when full.
  */
 export class EndpointRateStore {
   constructor(private readonly pool: Pool) {}
 
   /**
    * Sets the limits of these webhooks, in one statement. Only a limit that differs from the stored
-   * one changes anything: the webhook's bucket starts full at its new rate (or is removed with the
+   * one changes anything: the webhook's buckets start full at its new rate (or are removed with the
    * limit), and its deliveries that were given sending times at the old rate are due again, to be
    * paced at the new one.
    */
@@ -33,9 +34,10 @@ export class EndpointRateStore {
        ), removed AS (
          DELETE FROM endpoint_rate_limits AS r USING changed AS c WHERE r.webhook_id = c.webhook_id AND c.per_second IS NULL
        ), stored AS (
-         INSERT INTO endpoint_rate_limits (webhook_id, team_id, per_second, tokens)
-         SELECT webhook_id, team_id, per_second, per_second FROM changed WHERE per_second IS NOT NULL
-         ON CONFLICT (webhook_id) DO UPDATE SET team_id = excluded.team_id, per_second = excluded.per_second, tokens = excluded.tokens, refilled_at = now()
+         INSERT INTO endpoint_rate_limits (webhook_id, team_id, per_second, tokens, started_tokens)
+         SELECT webhook_id, team_id, per_second, per_second, per_second FROM changed WHERE per_second IS NOT NULL
+         ON CONFLICT (webhook_id) DO UPDATE SET team_id = excluded.team_id, per_second = excluded.per_second, tokens = excluded.tokens, refilled_at = now(),
+           started_tokens = excluded.started_tokens, started_at = now()
        ), repaced AS (
          UPDATE deliveries AS d SET rate_paced = false, next_attempt_at = least(d.next_attempt_at, now())
          FROM changed AS c

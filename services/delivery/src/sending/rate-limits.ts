@@ -38,8 +38,37 @@ export class EndpointRateLimits {
     this.observe(webhooks).catch((error) => this.logger?.warn({ err: error }, 'storing endpoint rate limits failed'));
   }
 
+  /**
+   * Whether an attempt may start now to `webhook`, as the directory describes it at this moment,
+   * for a delivery whose claim spent the buckets of `claimedUnder` deliveries a second (null: the
+   * claim knew of no limit). The database learns of a new or lowered limit when this service next
+   * sees the webhook, which may be after a claim: such a claim did not pace the delivery by it.
+   * Then the limit is stored (before this resolves) and the answer is false: the caller gives the
+   * delivery back, unattempted, and the next claim paces it. So once an edit of the limit has
+   * returned, no attempt starts outside it.
+   */
+  async admits(claimedUnder: number | null, webhook: Pick<WebhookTarget, 'id' | 'teamId' | 'rateLimitPerSecond'>): Promise<boolean> {
+    const perSecond = webhook.rateLimitPerSecond ?? null;
+    if (withinLimit(claimedUnder, perSecond)) return true;
+    // Written whatever this replica stored before: the table is what the claim reads, and another
+    // replica's late write may have left it behind.
+    await this.store.setLimits([{ webhookId: webhook.id, teamId: webhook.teamId, perSecond }]);
+    this.stored.set(webhook.id, perSecond);
+    this.logger?.debug({ webhookId: webhook.id, claimedUnder, limit: webhook.rateLimitPerSecond }, 'delivery claimed before its rate limit was stored; paced again');
+    return false;
+  }
+
   /** Forgets a webhook (deleted): the next sight of the same id stores its limit again. */
   forget(webhookId: number): void {
     this.stored.delete(webhookId);
   }
+}
+
+/**
+ * Whether a claim that spent the buckets of `claimedUnder` per second (null: no limit) kept to the
+ * webhook's current `limit` (null: none): a claim under the same or a lower limit did.
+ */
+export function withinLimit(claimedUnder: number | null, limit: number | null): boolean {
+  if (limit === null) return true;
+  return claimedUnder !== null && claimedUnder <= limit;
 }

@@ -372,6 +372,12 @@ export class DeliverySender {
           await this.abandon(delivery, webhook ? 'webhook_inactive' : 'webhook_deleted');
           return;
         }
+        if (this.options.rateLimits && !(await this.options.rateLimits.admits(delivery.ratePerSecond ?? null, webhook))) {
+          // Claimed before the webhook's new rate limit was stored: the next claim paces it.
+          await store.release(delivery, 0);
+          this.wake();
+          return;
+        }
         await this.send(delivery, webhook, releaseSlot);
       },
     );

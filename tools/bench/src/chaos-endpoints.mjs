@@ -3,8 +3,9 @@
 // receiver in the main thread. Three kinds:
 //   - failing: answer 500 at once;
 //   - slow: answer 204 after `slowDelayMs`;
-//   - limited: answer 204 up to `limitPerSecond` requests a second (a token bucket holding two
-//     seconds' worth, so a sender pacing at the limit with some jitter is never refused) and 429
+//   - limited: answer 204 within the rate limit Worklane promises (a token bucket refilled at
+//     `limitPerSecond`, holding one second's worth, docs/webhook-delivery-controls.md) plus one
+//     request of room for a request that took longer on its way than the one after it, and 429
 //     with Retry-After: 1 beyond it.
 // Each kind starts healthy (204 at once) and misbehaves once told to, so the same endpoints serve
 // the all-healthy baseline first. Every request that got a 2xx is recorded by the number in its
@@ -35,8 +36,12 @@ const titleNumber = (text) => {
   }
 };
 
-/** Room of a limited endpoint's token bucket: two seconds' worth. */
-const BUCKET = 2 * limitPerSecond;
+/**
+ * Room of a limited endpoint's token bucket: the promised second's worth and one request more. A
+ * sender that keeps to the promise, measured when it starts each request, is never refused unless
+ * the network holds one request back by more than 1/limitPerSecond against the next.
+ */
+const BUCKET = limitPerSecond + 1;
 
 /** Takes one request from a token bucket refilled at `limitPerSecond`, holding at most BUCKET. */
 function takeToken(bucket, now) {

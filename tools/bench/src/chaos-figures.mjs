@@ -50,6 +50,16 @@ export function orderViolations(arrivals) {
   return violations;
 }
 
+/**
+ * The most requests a rate limit of `perSecond` lets an endpoint receive in `windowMs`: its token
+ * bucket holds one second's worth (`perSecond`) and refills at `perSecond`, so any interval of t
+ * seconds, both ends included, holds at most perSecond × (1 + t) requests. busiestWindow counts
+ * windows [t, t + windowMs), end left out, where a sender keeping exactly to the bucket puts one
+ * request fewer at most (for whole requests per window); the one to spare is room for a request
+ * that took longer on its way to the receiver than the one after it.
+ */
+export const limitBound = (perSecond, windowMs) => Math.floor(perSecond * (1 + windowMs / 1000));
+
 /** The most timestamps (ms) that fall within any `windowMs` (a window [t, t + windowMs)). */
 export function busiestWindow(times, windowMs = 1_000) {
   const sorted = [...times].sort((a, b) => a - b);

@@ -1,5 +1,5 @@
 // The chaos benchmark's plan and figures.
-import { busiestWindow, missingFrom, orderViolations, planWebhooks, spread } from '../src/chaos-figures.mjs';
+import { busiestWindow, limitBound, missingFrom, orderViolations, planWebhooks, spread } from '../src/chaos-figures.mjs';
 
 describe('the chaos plan', () => {
   it('deals the misbehaving webhooks to the teams in turn and scopes one healthy webhook per team', () => {
@@ -79,5 +79,23 @@ describe('the chaos figures', () => {
     expect(busiestWindow([0, 999, 1_000, 1_500, 1_998])).toBe(4); // 999 to 1,998
     expect(busiestWindow([5_000, 0, 100, 200], 1_000)).toBe(3);
     expect(busiestWindow([0, 1_000, 2_000], 1_000)).toBe(1);
+  });
+
+  it("bounds a rate-limited endpoint's windows by the documented bucket: a second's worth, then the limit's pace", () => {
+    expect([limitBound(1, 1_000), limitBound(1, 5_000), limitBound(10, 5_000), limitBound(3, 500)]).toEqual([2, 6, 60, 4]);
+    // A sender keeping exactly to the bucket with a backlog: a full bucket at once, then one every 1/limit.
+    const keeping = (perSecond, count) => Array.from({ length: count }, (_, n) => (n < perSecond ? 0 : ((n - perSecond + 1) * 1_000) / perSecond));
+    for (const perSecond of [1, 2, 10]) {
+      const times = keeping(perSecond, 30 * perSecond);
+      for (const windowMs of [1_000, 5_000]) {
+        const bound = limitBound(perSecond, windowMs);
+        // One fewer than the bound at most in a window without its end: one request of room to spare.
+        expect(busiestWindow(times, windowMs)).toBe(bound - 1);
+        // One request more than the bucket allows fits in that room (a request late on its way
+        // arrives together with the next); two more do not.
+        expect(busiestWindow([...times, 0], windowMs)).toBe(bound);
+        expect(busiestWindow([...times, 0, 0], windowMs)).toBe(bound + 1);
+      }
+    }
   });
 });

@@ -108,6 +108,8 @@ export class DeliverySender {
   private readonly breakers: CircuitBreakers;
   /** Endpoints whose breaker opened since the last deferral, with when their probe may go. */
   private readonly toDefer = new Map<number, number>();
+  /** The deferral statement in flight, at most one. */
+  private deferring: Promise<void> | undefined;
   private lastDeferral = 0;
   private rotateAfter = 0;
   /** When the next delivery a rate limit held back is due, as the last claim saw it. */
@@ -177,18 +179,21 @@ export class DeliverySender {
     this.running = false;
     clearTimeout(this.refillTimer);
     await this.worker.stop();
-    await Promise.allSettled([...this.attempts]);
+    await Promise.allSettled([...this.attempts, this.deferring]);
   }
 
   /**
-   * One claim: defers the deliveries of endpoints whose breaker opened, claims what the budgets
-   * allow and launches those attempts. Goes again at once when the claim was full and slots are
-   * free; otherwise waits for a wake-up (new deliveries, freed slots) or the next due probe.
+   * One claim: starts deferring the deliveries of endpoints whose breaker opened, claims what the
+   * budgets allow and launches those attempts. Goes again at once when the claim was full and slots
+   * are free; otherwise waits for a wake-up (new deliveries, freed slots) or the next due probe.
+   *
+   * The claim does not wait for the deferral: it leaves out open endpoints by itself (the budget
+   * names them), and a deferral of one team's large backlog must not hold up every team's claim.
    */
   private async pass(): Promise<PassResult> {
     this.wakeRequested = false;
     let scannedFull = false;
-    await this.deferOpenEndpoints();
+    this.deferring ??= this.deferOpenEndpoints().finally(() => (this.deferring = undefined));
     const budget = this.budgets.claimBudget(CLAIM_BATCH, this.breakers);
     if (budget.limit > 0) {
       try {

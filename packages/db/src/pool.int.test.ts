@@ -3,9 +3,12 @@
 import { createPool, type Pool } from './pool';
 
 const url = process.env.DATABASE_URL;
-const describeWithDatabase = url ? describe : describe.skip;
 
-describeWithDatabase('createPool sessions', () => {
+describe('createPool sessions', () => {
+  beforeAll(() => {
+    if (!url) throw new Error('DATABASE_URL is not set: run the tests through `npm test`, which starts PostgreSQL');
+  });
+
   const pools: Pool[] = [];
   const pool = (settings?: Record<string, string>) => {
     const created = createPool({ url: url as string, schema: 'public', max: 1, applicationName: 'pool-test', ...(settings ? { settings } : {}) });

@@ -19,7 +19,7 @@ export const idleCores = (idle) => Object.fromEntries(Object.entries(idle.cpuSec
  * CPU per delivery is gross (everything the system's processes did in the span) and net (less
  * their idle background over the same time); per-process figures are net, ms per delivery.
  */
-export function summarizePoint({ latencies, events, deliveries, cpu, idle = {} }) {
+export function summarizePoint({ latencies, events, deliveries, cpu, idle = {}, paths }) {
   const sorted = [...latencies].sort((a, b) => a - b);
   const system = Object.keys(cpu.cpuSeconds).filter((name) => name !== BENCH_PROCESS);
   const netSeconds = (name) => Math.max(0, cpu.cpuSeconds[name] - (idle[name] ?? 0) * cpu.seconds);
@@ -36,9 +36,46 @@ export function summarizePoint({ latencies, events, deliveries, cpu, idle = {} }
     netCpuMsPerDelivery: (netTotal * 1000) / deliveries,
     netCpuMsPerEvent: (netTotal * 1000) / events,
     perProcessMsPerDelivery: perProcess,
+    // PostgreSQL's CPU by the service whose connections used it (gross: idle not taken off).
+    postgresMsPerDelivery: Object.fromEntries(Object.entries(cpu.postgresBy ?? {}).map(([name, seconds]) => [name, (seconds * 1000) / deliveries])),
+    paths,
     seconds: cpu.seconds,
     machineBusyCores: cpu.machineBusyCores,
     otherCores: cpu.otherCores,
+  };
+}
+
+/** Samples of a Prometheus text exposition: Map('name{labels}' -> value), comments left out. */
+export function parseMetrics(text) {
+  const samples = new Map();
+  for (const line of text.split('\n')) {
+    const match = /^([a-zA-Z_:][\w:]*(?:\{[^}]*\})?) (\S+)/.exec(line);
+    if (match) samples.set(match[1], Number(match[2]));
+  }
+  return samples;
+}
+
+/**
+ * What the delivery service did between two scrapes of its metrics (parseMetrics): attempts
+ * started at once by the fan-out and through a claim, and the mean wait of an attempt from due
+ * to started (for a sending slot), in ms.
+ */
+export function deliveryPaths(before, after) {
+  // Every series of `name` whose labels include `label` (other labels, a service's default ones, may be there too).
+  const total = (samples, name, label) => {
+    let sum = 0;
+    for (const [key, value] of samples) {
+      const brace = key.indexOf('{');
+      if ((brace < 0 ? key : key.slice(0, brace)) === name && (!label || key.includes(label))) sum += value;
+    }
+    return sum;
+  };
+  const delta = (name, label) => total(after, name, label) - total(before, name, label);
+  const waits = delta('worklane_delivery_schedule_delay_seconds_count');
+  return {
+    atOnce: delta('worklane_delivery_attempts_started_total', 'path="at_once"'),
+    claimed: delta('worklane_delivery_attempts_started_total', 'path="claim"'),
+    meanWaitMs: waits > 0 ? (delta('worklane_delivery_schedule_delay_seconds_sum') * 1000) / waits : NaN,
   };
 }
 

@@ -37,7 +37,7 @@ import { repoRoot, say, sleep, turboBuild } from '../../dev/src/util.mjs';
 import { startBenchSystem } from './bench-system.mjs';
 import { BENCH_BUILD_FILTERS } from './build.mjs';
 import { startCpuMeter } from './cpu-meter.mjs';
-import { costBend, describeBend, idleCores, markdownTable, parseList, summarizePoint } from './curve-figures.mjs';
+import { costBend, deliveryPaths, describeBend, idleCores, markdownTable, parseList, parseMetrics, summarizePoint } from './curve-figures.mjs';
 import { keepAliveAgent, send } from './http-client.mjs';
 import { describeMachine } from './machine.mjs';
 import { makeCertificate, startReceiver } from './receiver.mjs';
@@ -143,6 +143,8 @@ async function waitForDeliveries(label, expected) {
 
 let system;
 let services;
+/** The delivery service's metrics now (parseMetrics). */
+const deliveryMetrics = async () => parseMetrics(await (await fetch(`${system.services.delivery.metricsUrl}/metrics`)).text());
 /** One point: warm-up, the idle CPU, then the measured run. `fanOut`: webhooks per event. */
 async function runPoint({ label, targets, fanOut, rate, seconds = POINT_S }) {
   const warmEvents = Math.max(targets.length, Math.round(rate * WARMUP_S));
@@ -151,19 +153,21 @@ async function runPoint({ label, targets, fanOut, rate, seconds = POINT_S }) {
     const warmCreated = await load(targets, `warm-${label}`, warmRate, warmEvents / warmRate);
     await waitForDeliveries(`warm-${label}`, warmCreated * fanOut);
   }
-  const idleMeter = startCpuMeter({ system, services, stackDir: stack.dir });
+  const idleMeter = await startCpuMeter({ system, services, stackDir: stack.dir });
   await sleep(IDLE_S * 1000);
-  const idle = idleCores(idleMeter.stop());
-  const meter = startCpuMeter({ system, services, stackDir: stack.dir });
+  const idle = idleCores(await idleMeter.stop());
+  const metricsBefore = await deliveryMetrics();
+  const meter = await startCpuMeter({ system, services, stackDir: stack.dir, databaseUrl: stack.databaseUrl });
   const events = await load(targets, label, rate, seconds);
   const entry = await waitForDeliveries(label, events * fanOut);
-  const cpu = meter.stop();
+  const cpu = await meter.stop();
+  const paths = deliveryPaths(metricsBefore, await deliveryMetrics());
   return {
     label,
     rate,
     fanOut,
     teams: new Set(targets.map((target) => target.team_id)).size,
-    ...summarizePoint({ latencies: entry.latencies, events, deliveries: events * fanOut, cpu, idle }),
+    ...summarizePoint({ latencies: entry.latencies, events, deliveries: events * fanOut, cpu, idle, paths }),
   };
 }
 
@@ -171,7 +175,8 @@ const f = (value, digits = 1) => (Number.isFinite(value) ? value.toFixed(digits)
 const int = (value) => (Number.isFinite(value) ? Math.round(value).toLocaleString('en-US') : 'n/a');
 const pointLine = (point) =>
   `  ${point.label}: ${point.events} events, ${point.received}/${point.deliveries} deliveries in ${f(point.seconds)} s, p50 ${f(point.p50Ms, 0)} ms p99 ${f(point.p99Ms, 0)} ms, ` +
-  `CPU per delivery ${f(point.cpuMsPerDelivery, 2)} ms gross ${f(point.netCpuMsPerDelivery, 2)} ms net, machine ${f(point.machineBusyCores, 2)} cores busy (${f(point.otherCores, 2)} other work)`;
+  `CPU per delivery ${f(point.cpuMsPerDelivery, 2)} ms gross ${f(point.netCpuMsPerDelivery, 2)} ms net, machine ${f(point.machineBusyCores, 2)} cores busy (${f(point.otherCores, 2)} other work); ` +
+  `attempts ${point.paths.atOnce} at once, ${point.paths.claimed} claimed, ${f(point.paths.meanWaitMs)} ms mean wait for a slot`;
 
 let exitCode = 0;
 const curves = { rate: [], fanout: [], tenants: [] };
@@ -254,6 +259,12 @@ try {
       Object.entries(point.perProcessMsPerDelivery)
         .map(([name, ms]) => `${name} ${f(ms, 2)}`)
         .join(', '),
+      Object.entries(point.postgresMsPerDelivery)
+        .filter(([, ms]) => ms >= 0.005)
+        .map(([name, ms]) => `${name} ${f(ms, 2)}`)
+        .join(', '),
+      `${int(point.paths.atOnce)} / ${int(point.paths.claimed)}`,
+      f(point.paths.meanWaitMs),
       f(point.otherCores, 2),
     ]);
   const costHeaders = (x) => [
@@ -266,6 +277,9 @@ try {
     '(gross)',
     'CPU ms/event (net)',
     'net ms/delivery by process',
+    'PostgreSQL ms/delivery by service (gross)',
+    'attempts at once / claimed',
+    'mean wait for a slot (ms)',
     'other work (cores)',
   ];
   const fanLabel = (point) => `${point.fanOut} webhook${point.fanOut === 1 ? '' : 's'}`;
@@ -280,7 +294,18 @@ try {
     '',
     `Latency against rate (one team, ${RATE_WEBHOOKS} webhooks per event):`,
     markdownTable(
-      ['events/s', 'deliveries', 'p50 ms', 'p99 ms', 'CPU ms/delivery (net)', '(gross)', 'CPU ms/event (net)', 'machine busy (cores)', 'other work (cores)'],
+      [
+        'events/s',
+        'deliveries',
+        'p50 ms',
+        'p99 ms',
+        'CPU ms/delivery (net)',
+        '(gross)',
+        'CPU ms/event (net)',
+        'attempts at once / claimed',
+        'machine busy (cores)',
+        'other work (cores)',
+      ],
       curves.rate.map((point) => [
         f(point.rate, 0),
         int(point.deliveries),
@@ -289,6 +314,7 @@ try {
         f(point.netCpuMsPerDelivery, 2),
         f(point.cpuMsPerDelivery, 2),
         f(point.netCpuMsPerEvent, 2),
+        `${int(point.paths.atOnce)} / ${int(point.paths.claimed)}`,
         f(point.machineBusyCores, 2),
         f(point.otherCores, 2),
       ]),
@@ -385,6 +411,8 @@ try {
       p99_ms: round(point.p99Ms, 1),
       cpu_ms_per_delivery: round(point.netCpuMsPerDelivery),
       gross_cpu_ms_per_delivery: round(point.cpuMsPerDelivery),
+      attempts_at_once: point.paths.atOnce,
+      attempts_claimed: point.paths.claimed,
       other_cores: round(point.otherCores),
     }));
   process.stdout.write(

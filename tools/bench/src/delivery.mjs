@@ -164,7 +164,7 @@ try {
   }
   const before = new Set(receiver.firstReceipt.keys());
   const createdBefore = created;
-  const meter = startCpuMeter({ system, services: [...API_STACK], stackDir: stack.dir });
+  const meter = await startCpuMeter({ system, services: [...API_STACK], stackDir: stack.dir });
   say(`latency: ${RATE} issues/s through the gateway for ${DURATION_S} s, ${WEBHOOKS} webhooks each...`);
   recordDue = true;
   await createAtRate(RATE, DURATION_S);
@@ -176,7 +176,7 @@ try {
     'every delivery of the latency run',
     () => `(${receiver.firstReceipt.size} of ${created * WEBHOOKS}; ${failed} creates failed)`,
   );
-  const cpu = meter.stop();
+  const cpu = await meter.stop();
   const latencies = [...receiver.firstReceipt.entries()]
     .filter(([id]) => !before.has(id))
     .map(([, receipt]) => receipt.receivedAt - receipt.createdAt)

@@ -32,6 +32,32 @@ export function cpuSeconds(pid) {
   return (Number(fields[11]) + Number(fields[12])) / 100;
 }
 
+/**
+ * CPU seconds (user + system) of the children a process has waited for (they exited): where a
+ * PostgreSQL backend's CPU goes once its connection is closed.
+ */
+export function reapedChildrenCpuSeconds(pid) {
+  const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[13]) + Number(fields[14])) / 100;
+}
+
+/** Pids and CPU seconds of the live children of a process. */
+export function childrenCpuSeconds(parent) {
+  const children = new Map();
+  for (const entry of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = fs.readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      if (Number(fields[1]) === parent) children.set(Number(entry), (Number(fields[11]) + Number(fields[12])) / 100);
+    } catch {
+      // gone
+    }
+  }
+  return children;
+}
+
 /** CPU seconds of several processes together; processes that are gone count nothing. */
 export const totalCpuSeconds = (pids) =>
   pids.reduce((sum, pid) => {

@@ -1,6 +1,6 @@
 // bench:curve's pure parts: the SVG charts, a point's figures, the tables and where cost bends.
-import { BENCH_PROCESS } from '../src/cpu-meter.mjs';
-import { FLAT_WITHIN, costBend, describeBend, idleCores, markdownTable, parseList, summarizePoint } from '../src/curve-figures.mjs';
+import { BENCH_PROCESS, postgresSpan } from '../src/cpu-meter.mjs';
+import { FLAT_WITHIN, costBend, deliveryPaths, describeBend, idleCores, markdownTable, parseList, parseMetrics, summarizePoint } from '../src/curve-figures.mjs';
 import { inTurn } from '../src/stats.mjs';
 import { chartSvg, escapeXml, formatTick, linearTicks, logTicks, niceStep, scaler } from '../src/svg-chart.mjs';
 
@@ -141,6 +141,60 @@ describe('curve figures', () => {
     expect(point.perProcessMsPerDelivery).not.toHaveProperty(BENCH_PROCESS);
     expect(point.netCpuMsPerDelivery).toBeCloseTo(0.7, 9);
     expect(point.netCpuMsPerEvent).toBeCloseTo(7, 9);
+  });
+
+  it('splits PostgreSQL by service, per delivery', () => {
+    const cpu = { ...meter(10, { postgres: 0.5 }), postgresBy: { delivery: 0.3, issue: 0.1, 'postgres (own work)': 0.1 } };
+    const point = summarizePoint({ latencies: [1], events: 100, deliveries: 500, cpu, paths: { atOnce: 400, claimed: 100, meanWaitMs: 2 } });
+    expect(point.postgresMsPerDelivery.delivery).toBeCloseTo(0.6, 9);
+    expect(point.postgresMsPerDelivery.issue).toBeCloseTo(0.2, 9);
+    expect(point.paths.claimed).toBe(100);
+  });
+
+  it("reads the delivery service's metrics: attempts by path and the mean wait for a slot", () => {
+    const text = (atOnce, claim, sum, count) =>
+      [
+        '# HELP worklane_delivery_attempts_started_total Delivery attempts started',
+        '# TYPE worklane_delivery_attempts_started_total counter',
+        `worklane_delivery_attempts_started_total{path="at_once",service="delivery"} ${atOnce}`,
+        `worklane_delivery_attempts_started_total{service="delivery",path="claim"} ${claim}`,
+        `worklane_delivery_schedule_delay_seconds_bucket{le="0.01"} 3`,
+        `worklane_delivery_schedule_delay_seconds_sum ${sum}`,
+        `worklane_delivery_schedule_delay_seconds_count ${count}`,
+        '',
+      ].join('\n');
+    const before = parseMetrics(text(10, 5, 0.5, 15));
+    expect(before.get('worklane_delivery_schedule_delay_seconds_count')).toBe(15);
+    expect(before.size).toBe(5);
+    const paths = deliveryPaths(before, parseMetrics(text(110, 55, 2.5, 165)));
+    expect(paths).toEqual({ atOnce: 100, claimed: 50, meanWaitMs: (2 / 150) * 1000 });
+    expect(deliveryPaths(new Map(), new Map()).meanWaitMs).toBeNaN();
+  });
+
+  it("counts PostgreSQL's CPU over a span whatever its connections did", () => {
+    const before = {
+      postmaster: { own: 1, reaped: 5 },
+      children: new Map([
+        [10, 2],
+        [11, 3],
+        [12, 4],
+      ]),
+    };
+    // 10 kept going (+1), 11 exited after using 0.5 more (reaped 3.5), 12 kept idle, 13 opened and used 0.25.
+    const after = {
+      postmaster: { own: 1.1, reaped: 8.5 },
+      children: new Map([
+        [10, 3],
+        [12, 4],
+        [13, 0.25],
+      ]),
+    };
+    const span = postgresSpan(before, after);
+    expect(span.ended).toBeCloseTo(0.5, 9);
+    expect(span.own).toBeCloseTo(0.1, 9);
+    expect(span.byPid.get(10)).toBeCloseTo(1, 9);
+    expect(span.byPid.get(13)).toBeCloseTo(0.25, 9);
+    expect(span.total).toBeCloseTo(0.1 + 0.5 + 1 + 0 + 0.25, 9);
   });
 
   it('writes a Markdown table', () => {

@@ -16,6 +16,8 @@
 //              images imported into its containerd
 //   (e)        helm install of charts/worklane with its defaults plus the environment's values,
 //              every pod Ready, helm test
+//   (f)        the API conformance suite (tools/contract-tests) run unchanged through the
+//              gateway's Service, and an issue event delivered to an HTTPS receiver pod
 //   teardown   every process stopped by its pid (also on failure or Ctrl-C), containers, mounts,
 //              cgroups and the namespace removed, host-wide settings restored, the run's
 //              directory removed; caches (Go builds, images, containerd's store) kept

@@ -1,5 +1,6 @@
 // The cluster phases of `npm run test:kubernetes` (WORKLANE_K8S_CLUSTER=1): (b) images, (c) the
-// cluster in its network namespace, (e) the release installed with the chart's defaults. Each is
+// cluster in its network namespace, (e) the release installed with the chart's defaults (and the
+// test's HTTPS webhook receiver), (f) the API conformance suite through the gateway's Service. Each is
 // timed by the suite; a phase that cannot run because an earlier one failed is skipped with one
 // failed check saying why.
 import fs from 'node:fs';
@@ -9,7 +10,8 @@ import { userCacheDir } from '../../dev/src/provision/cache.mjs';
 import { say } from '../../dev/src/util.mjs';
 import { DNS_IP, NODE_IP, startCluster } from './cluster.mjs';
 import { buildServiceImages } from './images.mjs';
-import { RELEASE_NAMESPACE, installRelease, startNatsInNamespace, startPostgresInNamespace, testRelease, waitForReleaseReady } from './release.mjs';
+import { startReceiver } from './receiver.mjs';
+import { RELEASE_NAMESPACE, environmentValues, installRelease, startNatsInNamespace, startPostgresInNamespace, testRelease, waitForReleaseReady } from './release.mjs';
 
 /** A pod that resolves a Service by name through the cluster DNS and connects to it, from one of the service images. */
 function dnsProbePod(image) {
@@ -121,11 +123,14 @@ export async function runClusterPhases({ suite, tools, processes, workDir, onClu
     return;
   }
 
+  let receiver = null;
+  let ready = false;
   await suite.phase('(e) helm install with the default values, every pod Ready, helm test', async () => {
     await startPostgresInNamespace(cluster, { postgres: tools.postgres, workDir });
     await startNatsInNamespace(cluster, { natsServer: tools.natsServer, workDir });
+    receiver = await startReceiver(cluster, { image: images.images.gateway, workDir, releaseNamespace: RELEASE_NAMESPACE });
     let installed = false;
-    await suite.check("helm install succeeds with the default values plus the environment's (images, PostgreSQL, NATS)", async () => {
+    await suite.check("helm install succeeds with the default values plus the environment's (images, PostgreSQL, NATS, the test receiver)", async () => {
       await installRelease(cluster, { tag: images.tag });
       installed = true;
     });
@@ -133,10 +138,20 @@ export async function runClusterPhases({ suite, tools, processes, workDir, onClu
     await suite.check('every Deployment of the release rolls out and every pod is Ready', async () => {
       const { deployments, pods } = await waitForReleaseReady(cluster);
       say(`  ${deployments.length} Deployments, ${pods.length} pods Ready in namespace ${RELEASE_NAMESPACE}`);
+      ready = true;
     });
     await suite.check('helm test passes', async () => {
       const output = await testRelease(cluster);
       fs.writeFileSync(path.join(workDir, 'helm-test.log'), output);
     });
+  });
+  if (!ready) {
+    suite.fail('(f) skipped: the release is not Ready');
+    return;
+  }
+
+  await suite.phase('(f) API conformance suite through the gateway Service, an event to the HTTPS receiver', async () => {
+    const { runConformance } = await import('./conformance.mjs');
+    await runConformance(suite, cluster, { receiver, workDir, environment: environmentValues(images.tag) });
   });
 }

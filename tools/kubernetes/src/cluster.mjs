@@ -244,14 +244,23 @@ export async function startCluster({ processes, workDir, tools, programs, builda
   });
   const daemons = [];
   /** Starts a daemon in the namespace (`wrap`: more nsenter options, e.g. -S/-G for a user); recorded for the sweep. */
+  const launches = new Map();
   const startDaemon = (name, bin, args, { wrap = [], ...options } = {}) => {
     const child = processes.start(name, 'nsenter', [`--net=${ns}`, ...wrap, bin, ...args], options);
     // nsenter execs the daemon: the pid is the daemon's, its command line the daemon's.
     daemons.push({ pid: child.pid, cmd: bin });
     recordState({ pids: daemons });
+    launches.set(name, { bin, args, options: { wrap, ...options } });
     return child;
   };
   handle.startDaemon = startDaemon;
+  /** Stops a daemon started above with `signal` (SIGKILL after timeoutMs) and starts it again the same way (fault tests). */
+  handle.restartDaemon = async (name, { signal = 'SIGTERM', timeoutMs = 30_000 } = {}) => {
+    const launch = launches.get(name);
+    if (!launch) throw new Error(`no daemon ${name} was started`);
+    await processes.stopWith(name, signal, timeoutMs);
+    return startDaemon(name, launch.bin, launch.args, launch.options);
+  };
   const inNamespace = (cmd, args, options = {}) => run('nsenter', [`--net=${ns}`, cmd, ...args], options);
   handle.inNamespace = inNamespace;
 

@@ -4,14 +4,19 @@
 //
 // What is built is a snapshot of the working tree (tracked files and untracked ones git does not
 // ignore), taken through a temporary git index so the real one is never touched, or a given git
-// revision (WORKLANE_K8S_SOURCE). The images are tagged with that snapshot's tree hash, so a run
-// over the same sources finds them in buildah's storage and builds nothing. Builds use the
+// revision (WORKLANE_K8S_SOURCE). Of that snapshot, the build context holds only what the images
+// are made of (imageInputs: the root files the build reads, the Dockerfile, and every workspace
+// the services and the CLI depend on), and the images are tagged by a hash of exactly those
+// paths: a run over the same image sources finds them in buildah's storage and builds nothing,
+// whatever changed in tests, tools, docs or the chart. Builds use the
 // machine's network (they need the npm registry and Debian's mirrors); npm inside them trusts the
 // same CA bundle as the machine, mounted into each RUN step and never stored in an image.
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
+import { userCacheDir } from '../../dev/src/provision/cache.mjs';
 import { repoRoot, run, runChecked, say } from '../../dev/src/util.mjs';
 import { runLogged, runLoggedChecked, tailOf } from './commands.mjs';
 
@@ -54,6 +59,40 @@ export async function sourceTree(revision = process.env.WORKLANE_K8S_SOURCE) {
   }
 }
 
+/** Files at the repository's root that an image build reads (the workspaces' layout, the lockfile, turbo's and TypeScript's settings). */
+const ROOT_INPUTS = ['.dockerignore', 'package.json', 'package-lock.json', 'turbo.json', 'tsconfig.base.json', 'tools/images/Dockerfile'];
+
+/**
+ * The paths of `tree` the images are made of: ROOT_INPUTS and the folder of every workspace that
+ * a service or the CLI (which every image carries) depends on, followed through the @worklane
+ * dependencies of the tree's package.json files, as `turbo prune` follows them. Resolves
+ * {paths, hash}: the hash covers exactly those paths' contents.
+ */
+export async function imageInputs(tree) {
+  const git = (args) => runChecked('git', args, { cwd: repoRoot });
+  const listed = (await git(['ls-tree', '-r', '--name-only', tree])).stdout.split('\n');
+  const workspaces = new Map();
+  for (const manifest of listed.filter((f) => /^(proto|(packages|services|tools)\/[^/]+)\/package\.json$/.test(f))) {
+    const pkg = JSON.parse((await git(['show', `${tree}:${manifest}`])).stdout);
+    const deps = Object.keys({ ...pkg.dependencies, ...pkg.devDependencies, ...pkg.peerDependencies }).filter((name) => name.startsWith('@worklane/'));
+    workspaces.set(pkg.name, { dir: path.posix.dirname(manifest), deps });
+  }
+  const wanted = [...workspaces].filter(([, w]) => w.dir.startsWith('services/')).map(([name]) => name);
+  wanted.push('@worklane/cli');
+  const dirs = new Set();
+  for (let name = wanted.pop(); name; name = wanted.pop()) {
+    const workspace = workspaces.get(name);
+    if (!workspace) throw new Error(`the image sources need ${name}, which no package.json of the tree names`);
+    if (dirs.has(workspace.dir)) continue;
+    dirs.add(workspace.dir);
+    wanted.push(...workspace.deps);
+  }
+  const present = new Set(listed);
+  const paths = [...ROOT_INPUTS.filter((f) => present.has(f)), ...[...dirs].sort()];
+  const { stdout } = await git(['ls-tree', tree, '--', ...paths]);
+  return { paths, hash: createHash('sha256').update(stdout).digest('hex') };
+}
+
 /** The CA bundle the machine trusts, for npm inside the builds; null when there is none to pass. */
 function caBundle() {
   for (const file of [process.env.NODE_EXTRA_CA_CERTS, process.env.SSL_CERT_FILE, '/etc/ssl/certs/ca-certificates.crt']) {
@@ -73,23 +112,28 @@ async function imageExists(buildah, name) {
  */
 export async function buildServiceImages({ buildah, baseImage, workDir, services = serviceNames(), log = say }) {
   const source = await sourceTree();
-  const tag = `src-${source.tree.slice(0, 12)}`;
+  const inputs = await imageInputs(source.tree);
+  const tag = `src-${inputs.hash.slice(0, 12)}`;
   const images = Object.fromEntries(services.map((s) => [s, imageName(s, tag)]));
   const missing = [];
   for (const service of services) if (!(await imageExists(buildah, images[service]))) missing.push(service);
   log(
-    `sources: ${source.label} (tree ${source.tree.slice(0, 12)}); images ${imageName('<service>', tag)}; ${missing.length === 0 ? 'all built before' : `to build: ${missing.join(', ')}`}`,
+    `sources: ${source.label} (tree ${source.tree.slice(0, 12)}, ${inputs.paths.length} image inputs); images ${imageName('<service>', tag)}; ${missing.length === 0 ? 'all built before' : `to build: ${missing.join(', ')}`}`,
   );
   if (missing.length === 0) return { tag, images, built: [] };
 
   const context = path.join(workDir, 'image-context');
   fs.mkdirSync(context, { recursive: true });
   const archive = path.join(workDir, 'image-context.tar');
-  await runChecked('git', ['archive', '--format=tar', `--output=${archive}`, source.tree], { cwd: repoRoot });
+  await runChecked('git', ['archive', '--format=tar', `--output=${archive}`, source.tree, '--', ...inputs.paths], { cwd: repoRoot });
   await runChecked('tar', ['-xf', archive, '-C', context]);
   fs.rmSync(archive, { force: true });
 
-  const volumes = [];
+  // turbo's cache of the builds inside the images, kept on the machine: the seven builds share most
+  // packages, and a later run rebuilds only what changed. Mounted for the RUN steps, never stored.
+  const turboCache = path.join(userCacheDir(), 'image-turbo');
+  fs.mkdirSync(turboCache, { recursive: true });
+  const volumes = ['-v', `${turboCache}:/app/.turbo/cache`];
   const ca = caBundle();
   if (ca) {
     const npmrc = path.join(workDir, 'build-npmrc');

@@ -79,6 +79,29 @@ export class Processes {
     this.running = this.running.filter((p) => p !== entry);
   }
 
+  /** Stops the named process with `signal` (SIGKILL after timeoutMs) and forgets it; resolves once it has exited. */
+  async stopWith(name, signal, timeoutMs = 10_000) {
+    const entry = this.running.find((p) => p.name === name);
+    if (!entry) throw new Error(`no process ${name} is running`);
+    if (!entry.exited && isAlive(entry.pid)) {
+      try {
+        process.kill(entry.pid, signal);
+      } catch {
+        // gone
+      }
+      if (!(await waitForPidExit(entry.pid, timeoutMs))) {
+        say(`${entry.name} (pid ${entry.pid}) did not exit on ${signal} in ${timeoutMs / 1000} s: killing it`);
+        try {
+          process.kill(entry.pid, 'SIGKILL');
+        } catch {
+          // gone
+        }
+        await waitForPidExit(entry.pid, 5_000);
+      }
+    }
+    this.running = this.running.filter((p) => p !== entry);
+  }
+
   /** Stops everything, last started first. */
   async stopAll() {
     for (const entry of [...this.running].reverse()) await this.stop(entry);

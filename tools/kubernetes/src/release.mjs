@@ -14,11 +14,12 @@ import { repoRoot, run } from '../../dev/src/util.mjs';
 import { NODE_IP, waitForRollout } from './cluster.mjs';
 import { waitUntil } from './commands.mjs';
 import { IMAGE_NAMESPACE, IMAGE_REGISTRY } from './images.mjs';
+import { receiverValues } from './receiver.mjs';
 
 export const RELEASE = 'worklane';
 export const RELEASE_NAMESPACE = 'worklane';
 const POSTGRES_PORT = 5432;
-const NATS_SERVERS = [
+export const NATS_SERVERS = [
   { name: 'nats-0', client: 4222, cluster: 6222, monitor: 8222 },
   { name: 'nats-1', client: 4223, cluster: 6223, monitor: 8223 },
   { name: 'nats-2', client: 4224, cluster: 6224, monitor: 8224 },
@@ -56,15 +57,17 @@ export async function startPostgresInNamespace(cluster, { postgres, workDir }) {
   const args = Object.entries(settings).flatMap(([k, v]) => ['-c', `${k}=${v}`]);
   const setUser = user ? ['-S', String(user.uid), '-G', String(user.gid)] : [];
   cluster.startDaemon('postgres', postgres.postgres, ['-D', data, ...args], { wrap: setUser });
-  await waitUntil(
-    'PostgreSQL accepts connections on the node address',
-    async () => {
-      if (!cluster.processes.alive('postgres')) throw new Error(`postgres exited:\n${cluster.processes.tail('postgres')}`);
-      const { code, stdout, stderr } = await cluster.inNamespace(path.join(postgres.binDir, 'pg_isready'), ['-h', NODE_IP, '-p', String(POSTGRES_PORT), '-U', 'postgres']);
-      return code === 0 ? true : `${stdout}${stderr}`.trim();
-    },
-    { timeoutMs: 60_000, intervalMs: 300 },
-  );
+  cluster.waitForPostgres = () =>
+    waitUntil(
+      'PostgreSQL accepts connections on the node address',
+      async () => {
+        if (!cluster.processes.alive('postgres')) throw new Error(`postgres exited:\n${cluster.processes.tail('postgres')}`);
+        const { code, stdout, stderr } = await cluster.inNamespace(path.join(postgres.binDir, 'pg_isready'), ['-h', NODE_IP, '-p', String(POSTGRES_PORT), '-U', 'postgres']);
+        return code === 0 ? true : `${stdout}${stderr}`.trim();
+      },
+      { timeoutMs: 120_000, intervalMs: 300 },
+    );
+  await cluster.waitForPostgres();
 }
 
 /** Three nats-server processes clustered with JetStream on the node address. */
@@ -110,29 +113,24 @@ export async function startNatsInNamespace(cluster, { natsServer, workDir }) {
   );
 }
 
-/** The values this environment needs, and nothing else: the chart's defaults stay as they are. */
+/**
+ * The values this environment needs, and nothing else: the chart's defaults stay as they are.
+ * Where the images are (and that they are never pulled), the PostgreSQL and NATS addresses, and
+ * the test receiver: its range allowed, its CA trusted by the delivery pods.
+ */
 export function environmentValues(tag) {
   return {
-    'image.registry': IMAGE_REGISTRY,
-    'image.namespace': IMAGE_NAMESPACE,
-    'image.tag': tag,
-    'image.pullPolicy': 'Never',
-    'database.url': databaseUrl(),
-    'nats.url': natsUrl(),
+    image: { registry: IMAGE_REGISTRY, namespace: IMAGE_NAMESPACE, tag, pullPolicy: 'Never' },
+    database: { url: databaseUrl() },
+    nats: { url: natsUrl() },
+    ...receiverValues(),
   };
 }
 
-/** The environment's values as a values file (nested keys from the dotted names), written into dir. */
-function valuesFile(dir, values) {
-  const tree = {};
-  for (const [dotted, value] of Object.entries(values)) {
-    const keys = dotted.split('.');
-    let node = tree;
-    for (const key of keys.slice(0, -1)) node = node[key] ??= {};
-    node[keys.at(-1)] = value;
-  }
-  const file = path.join(dir, 'environment-values.json');
-  fs.writeFileSync(file, `${JSON.stringify(tree, null, 2)}\n`);
+/** Writes values (an object) as a JSON values file in dir; returns its path. */
+function valuesFile(dir, name, values) {
+  const file = path.join(dir, `${name}-values.json`);
+  fs.writeFileSync(file, `${JSON.stringify(values, null, 2)}\n`);
   return file;
 }
 
@@ -154,11 +152,23 @@ export async function installRelease(cluster, { tag, timeoutMs = 10 * 60_000 }) 
     RELEASE_NAMESPACE,
     '--create-namespace',
     '--values',
-    valuesFile(cluster.workDir, environmentValues(tag)),
+    valuesFile(cluster.workDir, 'environment', environmentValues(tag)),
     '--wait',
     `--timeout=${Math.round(timeoutMs / 1000)}s`,
   ]);
   if (result.code !== 0) throw new Error(`helm install failed: ${result.stderr || result.stdout}\n${await describeRelease(cluster)}`);
+  return result.stdout;
+}
+
+/**
+ * helm upgrade to `values` (a list of value objects, later ones winning; nothing reused from the
+ * last release), waiting like the install; `name` names the values files.
+ */
+export async function upgradeRelease(cluster, { values, name, timeoutMs = 10 * 60_000, extraArgs = [] }) {
+  const chart = path.join(repoRoot, 'charts', 'worklane');
+  const files = values.flatMap((v, i) => ['--values', valuesFile(cluster.workDir, `${name}-${i}`, v)]);
+  const result = await cluster.helm(['upgrade', RELEASE, chart, '--namespace', RELEASE_NAMESPACE, ...files, '--wait', `--timeout=${Math.round(timeoutMs / 1000)}s`, ...extraArgs]);
+  if (result.code !== 0) throw new Error(`helm upgrade (${name}) failed: ${result.stderr || result.stdout}\n${await describeRelease(cluster)}`);
   return result.stdout;
 }
 

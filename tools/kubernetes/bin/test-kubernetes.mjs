@@ -18,6 +18,8 @@
 //              every pod Ready, helm test
 //   (f)        the API conformance suite (tools/contract-tests) run unchanged through the
 //              gateway's Service, and an issue event delivered to an HTTPS receiver pod
+//   (h)        faults under load (a pod of each service, a NATS server, PostgreSQL): 0 events
+//              lost, the API's recovery time printed (WORKLANE_K8S_FAULTS=0 skips it)
 //   teardown   every process stopped by its pid (also on failure or Ctrl-C), containers, mounts,
 //              cgroups and the namespace removed, host-wide settings restored, the run's
 //              directory removed; caches (Go builds, images, containerd's store) kept

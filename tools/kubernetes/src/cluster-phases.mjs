@@ -1,6 +1,7 @@
 // The cluster phases of `npm run test:kubernetes` (WORKLANE_K8S_CLUSTER=1): (b) images, (c) the
 // cluster in its network namespace, (e) the release installed with the chart's defaults (and the
-// test's HTTPS webhook receiver), (f) the API conformance suite through the gateway's Service. Each is
+// test's HTTPS webhook receiver), (f) the API conformance suite through the gateway's Service,
+// (h) faults under load. Each is
 // timed by the suite; a phase that cannot run because an earlier one failed is skipped with one
 // failed check saying why.
 import fs from 'node:fs';
@@ -11,7 +12,16 @@ import { say } from '../../dev/src/util.mjs';
 import { DNS_IP, NODE_IP, startCluster } from './cluster.mjs';
 import { buildServiceImages } from './images.mjs';
 import { startReceiver } from './receiver.mjs';
-import { RELEASE_NAMESPACE, environmentValues, installRelease, startNatsInNamespace, startPostgresInNamespace, testRelease, waitForReleaseReady } from './release.mjs';
+import {
+  NATS_SERVERS,
+  RELEASE_NAMESPACE,
+  environmentValues,
+  installRelease,
+  startNatsInNamespace,
+  startPostgresInNamespace,
+  testRelease,
+  waitForReleaseReady,
+} from './release.mjs';
 
 /** A pod that resolves a Service by name through the cluster DNS and connects to it, from one of the service images. */
 function dnsProbePod(image) {
@@ -153,5 +163,11 @@ export async function runClusterPhases({ suite, tools, processes, workDir, onClu
   await suite.phase('(f) API conformance suite through the gateway Service, an event to the HTTPS receiver', async () => {
     const { runConformance } = await import('./conformance.mjs');
     await runConformance(suite, cluster, { receiver, workDir, environment: environmentValues(images.tag) });
+  });
+
+  if (process.env.WORKLANE_K8S_FAULTS === '0') return;
+  await suite.phase('(h) faults under load: a pod of each service, a NATS server, PostgreSQL', async () => {
+    const { runFaults } = await import('./faults.mjs');
+    await runFaults(suite, cluster, { receiver, workDir, natsServers: NATS_SERVERS });
   });
 }

@@ -18,7 +18,7 @@ import path from 'node:path';
 
 import { run, say } from '../../dev/src/util.mjs';
 import { coreDnsManifest } from './addons.mjs';
-import { runLogged, runLoggedChecked, waitUntil } from './commands.mjs';
+import { retrySetUp, runLogged, runLoggedChecked, waitUntil } from './commands.mjs';
 import { CGROUP_ROOT, createCgroupRoot, createNamespace, namespaceRoutes, netnsPath, recordHostSettings, recordState, snapshotFixedPaths, unmountUnder } from './host.mjs';
 import { exportImage } from './images.mjs';
 import { makePki, writeKubeconfig } from './pki.mjs';
@@ -529,10 +529,20 @@ async function importImages({ ctr, buildah, workDir, images, log, programs }) {
     const program = Object.values(programs).find((p) => p.name === name);
     if (program) await makeProgramImage(buildah, program, logFile);
     const tar = path.join(workDir, `${name.replace(/[/:]/g, '_')}.tar`);
-    await exportImage(buildah, name, tar, logFile);
-    const imported = await ctr(['images', 'import', tar]);
-    fs.rmSync(tar, { force: true });
-    if (imported.code !== 0) throw new Error(`ctr images import ${name} failed: ${imported.stderr}`);
+    // Set-up, not an assertion: an export or import that fails for a passing reason is tried again.
+    await retrySetUp(
+      `importing ${name}`,
+      async () => {
+        try {
+          await exportImage(buildah, name, tar, logFile);
+          const imported = await ctr(['images', 'import', tar]);
+          if (imported.code !== 0) throw new Error(`ctr images import ${name} failed: ${imported.stderr}`);
+        } finally {
+          fs.rmSync(tar, { force: true });
+        }
+      },
+      { say: log },
+    );
     log(`imported ${name} into containerd in ${Math.round((Date.now() - started) / 1000)} s`);
   };
   await Promise.all([worker(), worker()]);

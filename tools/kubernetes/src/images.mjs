@@ -18,7 +18,7 @@ import path from 'node:path';
 
 import { userCacheDir } from '../../dev/src/provision/cache.mjs';
 import { repoRoot, run, runChecked, say } from '../../dev/src/util.mjs';
-import { runLogged, runLoggedChecked, tailOf } from './commands.mjs';
+import { retrySetUp, runLogged, runLoggedChecked, tailOf } from './commands.mjs';
 
 export const IMAGE_REGISTRY = 'localhost';
 export const IMAGE_NAMESPACE = 'worklane';
@@ -145,26 +145,34 @@ export async function buildServiceImages({ buildah, baseImage, workDir, services
   for (const service of missing) {
     const logFile = path.join(workDir, `build-${service}.log`);
     const started = Date.now();
-    const code = await runLogged(
-      buildah.bin,
-      [
-        'bud',
-        '--layers',
-        '--pull-never',
-        '--network=host',
-        '--isolation=oci',
-        `--signature-policy=${buildah.signaturePolicy}`,
-        `--build-arg=NODE_IMAGE=${baseImage}`,
-        `--build-arg=SERVICE=${service}`,
-        ...volumes,
-        '--file=tools/images/Dockerfile',
-        `--tag=${images[service]}`,
-        '--label=org.opencontainers.image.version=' + tag,
-        '.',
-      ],
-      { log: logFile, env: buildah.env, cwd: context, timeoutMs: 30 * 60_000 },
+    // A build reaches the npm registry and Debian's mirrors: one that fails (a dropped connection)
+    // is tried again, up to three times; its log keeps every attempt.
+    await retrySetUp(
+      `building the ${service} image`,
+      async () => {
+        const code = await runLogged(
+          buildah.bin,
+          [
+            'bud',
+            '--layers',
+            '--pull-never',
+            '--network=host',
+            '--isolation=oci',
+            `--signature-policy=${buildah.signaturePolicy}`,
+            `--build-arg=NODE_IMAGE=${baseImage}`,
+            `--build-arg=SERVICE=${service}`,
+            ...volumes,
+            '--file=tools/images/Dockerfile',
+            `--tag=${images[service]}`,
+            '--label=org.opencontainers.image.version=' + tag,
+            '.',
+          ],
+          { log: logFile, env: buildah.env, cwd: context, timeoutMs: 30 * 60_000 },
+        );
+        if (code !== 0) throw new Error(`the ${service} image did not build (exit ${code}); ${logFile} ends:\n${tailOf(logFile, 40)}`);
+      },
+      { say: log },
     );
-    if (code !== 0) throw new Error(`the ${service} image did not build (exit ${code}); ${logFile} ends:\n${tailOf(logFile, 40)}`);
     log(`built ${images[service]} in ${Math.round((Date.now() - started) / 1000)} s`);
     built.push(service);
   }

@@ -147,6 +147,19 @@ describe('storing a fan-out with deliveries that may go at once', () => {
     expect(await claimFor(replicaB, team)).toEqual([]);
   });
 
+  it('keeps a later event of an issue off the fast path when the earlier one is stored by the same statement', async () => {
+    const team = newTeam();
+    const webhookId = newWebhook();
+    const first = event(team, 5, [webhookId]);
+    const second = event(team, 5, [webhookId]);
+    const otherIssue = event(team, 6, [webhookId]);
+    const { created, leased } = await replicaA.createForEventsSendingNow([first, second, otherIssue], allAtOnce([first, second, otherIssue]), LEASE_MS);
+    expect(created).toEqual([1, 1, 1]);
+    expect(leased.map((delivery) => delivery.eventId).sort()).toEqual([first.event.id, otherIssue.event.id].sort());
+    // The second waits for the claim, which keeps it behind the first until that one is recorded.
+    expect(await claimFor(replicaB, team)).toEqual([]);
+  });
+
   it('says, when the earlier event of an issue is recorded, that the later one waiting behind it may be claimed now', async () => {
     const team = newTeam();
     const webhookId = newWebhook();

@@ -193,8 +193,8 @@ export class DeliveryStore {
    * a sending slot for; of those, a delivery is taken only when, as the statement finds the table:
    * - its endpoint has no due delivery waiting for a claim (the claim serves those first, oldest
    *   first), and
-   * - no earlier event of its issue to the same webhook is pending (per-issue order), unless
-   *   deliveries of one issue never wait for each other.
+   * - no earlier event of its issue to the same webhook is pending, or is among `events` (per-issue
+   *   order), unless deliveries of one issue never wait for each other.
    * The others are stored due as createForEvents stores them, for the claim. Each taken delivery
    * is leased for `leaseMs` as a claim leases it, so another replica takes it over if this one dies.
    */
@@ -231,9 +231,13 @@ export class DeliveryStore {
          SELECT p.*,
                 CASE WHEN p.at_once THEN
                   NOT EXISTS (SELECT 1 FROM deliveries AS w WHERE w.webhook_id = p.webhook_id AND w.status = 'pending' AND w.next_attempt_at <= now())
-                  AND ($16::float8 <= 0 OR p.issue_id IS NULL OR p.stream_seq = 0 OR NOT EXISTS (
+                  AND ($16::float8 <= 0 OR p.issue_id IS NULL OR p.stream_seq = 0 OR (NOT EXISTS (
                     SELECT 1 FROM deliveries AS e
-                    WHERE e.webhook_id = p.webhook_id AND e.issue_id = p.issue_id AND e.status = 'pending' AND e.stream_seq < p.stream_seq))
+                    WHERE e.webhook_id = p.webhook_id AND e.issue_id = p.issue_id AND e.status = 'pending' AND e.stream_seq < p.stream_seq)
+                    -- An earlier event of the issue in this same statement is not in the table yet.
+                    AND NOT EXISTS (
+                    SELECT 1 FROM planned AS q
+                    WHERE q.webhook_id = p.webhook_id AND q.issue_id = p.issue_id AND q.stream_seq > 0 AND q.stream_seq < p.stream_seq)))
                 ELSE false END AS go_now
          FROM planned AS p
        )

@@ -166,9 +166,14 @@ describe('auto-disable', () => {
     const disabled = (await team.client.get(`/teams/${team.team_id}/webhooks/${failing.id}`)).body;
     expect(disabled).toMatchObject({ active: false, disabled_reason: disabledEvent.webhook.disabled_reason });
     expect(disabled.disabled_at).toEqual(expect.any(String));
-    // The operational events are in the ops webhook's delivery log like any delivery.
-    const log = (await team.client.get(`/teams/${team.team_id}/webhooks/${ops.id}/deliveries`)).body.data as { event: string; event_id: string; status: string }[];
-    expect(log.filter((delivery) => delivery.event.startsWith('webhook.')).map((delivery) => [delivery.event, delivery.event_id, delivery.status])).toEqual(
+    // The operational events are in the ops webhook's delivery log like any delivery. The receiver
+    // has the request before its attempt is recorded, so the log is read until both are.
+    const operationalLog = async () =>
+      ((await team.client.get(`/teams/${team.team_id}/webhooks/${ops.id}/deliveries`)).body.data as { event: string; event_id: string; status: string }[])
+        .filter((delivery) => delivery.event.startsWith('webhook.'))
+        .map((delivery) => [delivery.event, delivery.event_id, delivery.status]);
+    const log = await eventually(operationalLog, (entries) => entries.every(([, , status]) => status !== 'pending') && entries.length >= 2, 20_000, 'both operational deliveries recorded');
+    expect(log).toEqual(
       expect.arrayContaining([
         ['webhook.failing', failingEvent.id, 'succeeded'],
         ['webhook.disabled', disabledEvent.id, 'succeeded'],

@@ -172,7 +172,12 @@ describe('auto-disable', () => {
       ((await team.client.get(`/teams/${team.team_id}/webhooks/${ops.id}/deliveries`)).body.data as { event: string; event_id: string; status: string }[])
         .filter((delivery) => delivery.event.startsWith('webhook.'))
         .map((delivery) => [delivery.event, delivery.event_id, delivery.status]);
-    const log = await eventually(operationalLog, (entries) => entries.every(([, , status]) => status !== 'pending') && entries.length >= 2, 20_000, 'both operational deliveries recorded');
+    const log = await eventually(
+      operationalLog,
+      (entries) => entries.every(([, , status]) => status !== 'pending') && entries.length >= 2,
+      20_000,
+      'both operational deliveries recorded',
+    );
     expect(log).toEqual(
       expect.arrayContaining([
         ['webhook.failing', failingEvent.id, 'succeeded'],

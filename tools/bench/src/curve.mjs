@@ -246,16 +246,21 @@ try {
   const machine = await describeMachine(stack);
   const otherWork = [...curves.rate, ...curves.fanout, ...curves.tenants].map((point) => point.otherCores);
   const load = `other work on the machine ${f(Math.min(...otherWork), 2)} to ${f(Math.max(...otherWork), 2)} cores during the points; 1-minute load average ${f(loadAtStart[0], 2)} at the start`;
+  // The columns every table starts with (after the cost tables' x label), in this order.
+  const pointHeaders = ['events/s', 'deliveries', 'p50 ms', 'p99 ms', 'CPU ms/delivery (net)', '(gross)', 'CPU ms/event (net)'];
+  const pointCells = (point) => [
+    f(point.rate, 0),
+    int(point.deliveries),
+    f(point.p50Ms, 0),
+    f(point.p99Ms, 0),
+    f(point.netCpuMsPerDelivery, 2),
+    f(point.cpuMsPerDelivery, 2),
+    f(point.netCpuMsPerEvent, 2),
+  ];
   const costRows = (points, xLabel) =>
     points.map((point) => [
       xLabel(point),
-      f(point.rate, 0),
-      int(point.deliveries),
-      f(point.p50Ms, 0),
-      f(point.p99Ms, 0),
-      f(point.netCpuMsPerDelivery, 2),
-      f(point.cpuMsPerDelivery, 2),
-      f(point.netCpuMsPerEvent, 2),
+      ...pointCells(point),
       Object.entries(point.perProcessMsPerDelivery)
         .map(([name, ms]) => `${name} ${f(ms, 2)}`)
         .join(', '),
@@ -269,13 +274,7 @@ try {
     ]);
   const costHeaders = (x) => [
     x,
-    'events/s',
-    'deliveries',
-    'p50 ms',
-    'p99 ms',
-    'CPU ms/delivery (net)',
-    '(gross)',
-    'CPU ms/event (net)',
+    ...pointHeaders,
     'net ms/delivery by process',
     'PostgreSQL ms/delivery by service (gross)',
     'attempts at once / claimed',
@@ -294,30 +293,8 @@ try {
     '',
     `Latency against rate (one team, ${RATE_WEBHOOKS} webhooks per event):`,
     markdownTable(
-      [
-        'events/s',
-        'deliveries',
-        'p50 ms',
-        'p99 ms',
-        'CPU ms/delivery (net)',
-        '(gross)',
-        'CPU ms/event (net)',
-        'attempts at once / claimed',
-        'machine busy (cores)',
-        'other work (cores)',
-      ],
-      curves.rate.map((point) => [
-        f(point.rate, 0),
-        int(point.deliveries),
-        f(point.p50Ms, 0),
-        f(point.p99Ms, 0),
-        f(point.netCpuMsPerDelivery, 2),
-        f(point.cpuMsPerDelivery, 2),
-        f(point.netCpuMsPerEvent, 2),
-        `${int(point.paths.atOnce)} / ${int(point.paths.claimed)}`,
-        f(point.machineBusyCores, 2),
-        f(point.otherCores, 2),
-      ]),
+      [...pointHeaders, 'attempts at once / claimed', 'machine busy (cores)', 'other work (cores)'],
+      curves.rate.map((point) => [...pointCells(point), `${int(point.paths.atOnce)} / ${int(point.paths.claimed)}`, f(point.machineBusyCores, 2), f(point.otherCores, 2)]),
     ),
     '',
     `Fan-out (one team, each webhook on a receiver of its own, ${FANOUT_RATE} events/s):`,

@@ -66,6 +66,18 @@ async function waitForPodPhase(cluster, namespace, name, phases, timeoutMs) {
   return phase;
 }
 
+/**
+ * Whether a phase after the install runs: all of them unless WORKLANE_K8S_PHASES names some
+ * (`WORKLANE_K8S_PHASES=f,h`), for working on one phase without waiting for the others.
+ */
+export function phaseSelected(letter) {
+  const chosen = (process.env.WORKLANE_K8S_PHASES ?? '')
+    .split(',')
+    .map((part) => part.trim())
+    .filter(Boolean);
+  return chosen.length === 0 || chosen.includes(letter);
+}
+
 export async function runClusterPhases({ suite, tools, processes, workDir, onCluster }) {
   const buildah = tools.buildah;
   let images = null;
@@ -160,12 +172,14 @@ export async function runClusterPhases({ suite, tools, processes, workDir, onClu
     return;
   }
 
-  await suite.phase('(f) API conformance suite through the gateway Service, an event to the HTTPS receiver', async () => {
-    const { runConformance } = await import('./conformance.mjs');
-    await runConformance(suite, cluster, { receiver, workDir, environment: environmentValues(images.tag) });
-  });
+  if (phaseSelected('f')) {
+    await suite.phase('(f) API conformance suite through the gateway Service, an event to the HTTPS receiver', async () => {
+      const { runConformance } = await import('./conformance.mjs');
+      await runConformance(suite, cluster, { receiver, workDir, environment: environmentValues(images.tag) });
+    });
+  }
 
-  if (process.env.WORKLANE_K8S_FAULTS === '0') return;
+  if (!phaseSelected('h') || process.env.WORKLANE_K8S_FAULTS === '0') return;
   await suite.phase('(h) faults under load: a pod of each service, a NATS server, PostgreSQL', async () => {
     const { runFaults } = await import('./faults.mjs');
     await runFaults(suite, cluster, { receiver, workDir, natsServers: NATS_SERVERS });

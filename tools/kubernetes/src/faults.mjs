@@ -26,7 +26,7 @@ const LOAD = { ratePerSecond: 6, maxInFlight: 60, requestTimeoutMs: 20_000 };
 const EVENTS_TIMEOUT_MS = 8 * 60_000;
 
 /** One team, made with the CLI as an operator would (deploy/README.md, "First user"), from inside the namespace. */
-async function bootstrapTeam(cluster, release) {
+export async function bootstrapTeam(cluster, release) {
   const cli = path.join(repoRoot, 'tools', 'worklane', 'bin', 'worklane.mjs');
   const env = { ...process.env, ...release.env, CLI_PRIVATE_KEY: release.cliPrivateKey };
   const id = `${process.pid}-${Date.now()}`;
@@ -55,7 +55,7 @@ async function bootstrapTeam(cluster, release) {
 }
 
 /** Failed requests of the window [from, to) and when the API answered everything again (ms after `from`; 0 when nothing failed). */
-function windowFigures(requests, from, to) {
+export function windowFigures(requests, from, to) {
   const inWindow = requests.filter((r) => r.kind !== 'skipped' && r.at >= from && r.at < to);
   const failed = inWindow.filter((r) => !(r.status >= 200 && r.status < 300));
   const lastFailure = failed.reduce((latest, r) => Math.max(latest, r.at + r.ms), from);
@@ -63,7 +63,7 @@ function windowFigures(requests, from, to) {
 }
 
 /** Deliveries of issue.created seen by the receiver, by issue id: {issueId: count}. */
-async function deliveredIssues(receiver, receiverPath) {
+export async function deliveredIssues(receiver, receiverPath) {
   const seen = new Map();
   for (const request of await receiver.received()) {
     if (request.path !== receiverPath || request.headers['x-webhook-event'] !== 'issue.created') continue;

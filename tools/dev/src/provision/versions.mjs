@@ -30,6 +30,12 @@ export const TOOLS = {
   nodeBaseImage: { suite: 'bookworm', mirror: 'http://deb.debian.org/debian', securityMirror: 'http://deb.debian.org/debian-security', corepack: '0.36.0' },
   /** CoreDNS, the test cluster's DNS: a small main of its own plugins (no forward: nothing outside resolves), from the Go module proxy. */
   coredns: { pinned: '1.12.1', module: 'github.com/coredns/coredns' },
+  /**
+   * The OpenTelemetry Collector of the test cluster's trace phase: a distribution made by the
+   * collector's builder (provision/otel-collector.mjs). `pinned` is the collector's 0.x release,
+   * `stable` the 1.x version its stable modules (confmap providers) carry in the same release.
+   */
+  otelCollector: { pinned: '0.165.0', stable: '1.71.0', builderModule: 'go.opentelemetry.io/collector/cmd/builder' },
   /** promtool: `promtool test rules` on the chart's alerts. Prometheus 3.x's Go module is versioned v0.3xx (3.16.0 is v0.316.0). */
   promtool: {
     pinned: '3.16.0',

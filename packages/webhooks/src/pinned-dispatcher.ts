@@ -1,5 +1,5 @@
 import { connect as netConnect, isIP, type Socket } from 'node:net';
-import { connect as tlsConnect, type SecureContextOptions, type TLSSocket } from 'node:tls';
+import { connect as tlsConnect, createSecureContext, type SecureContext, type SecureContextOptions, type TLSSocket } from 'node:tls';
 import { Pool, errors, type buildConnector, type Dispatcher } from 'undici';
 
 export interface PinnedDispatcherOptions {
@@ -25,6 +25,18 @@ function rememberSession(name: string, session: Buffer): void {
   if (sessions.size > MAX_SESSIONS) sessions.delete(sessions.keys().next().value as string);
 }
 
+/**
+ * The TLS settings every receiver connection starts from (the default trust store), made once:
+ * without it each connection builds its own (about half a millisecond of the event loop each),
+ * which an endpoint that keeps dropping connections would turn into steady work for everyone.
+ */
+let defaultContext: SecureContext | undefined;
+function secureContextFor(tls: SecureContextOptions): SecureContext {
+  if (Object.keys(tls).length > 0) return createSecureContext(tls);
+  defaultContext ??= createSecureContext();
+  return defaultContext;
+}
+
 class TlsHandshakeTimeoutError extends Error {
   readonly code = 'ERR_TLS_HANDSHAKE_TIMEOUT';
   constructor(timeoutMs: number) {
@@ -44,6 +56,7 @@ class TlsHandshakeTimeoutError extends Error {
  */
 export function pinnedConnector(address: string, connectTimeoutMs: number, tlsTimeoutMs = connectTimeoutMs, tls: SecureContextOptions = {}): buildConnector.connector {
   if (isIP(address) === 0) throw new Error(`not an IP address: ${address}`);
+  const secureContext = secureContextFor(tls);
   return (options, callback) => {
     let done = false;
     const finish = (error: Error | null, socket?: Socket | TLSSocket) => {
@@ -77,7 +90,7 @@ export function pinnedConnector(address: string, connectTimeoutMs: number, tlsTi
       const servername = options.servername || (isIP(hostname) === 0 ? hostname : undefined);
       const sessionKey = `${servername ?? hostname}:${port}`;
       const secure = tlsConnect({
-        ...tls,
+        secureContext,
         socket: tcp,
         host: hostname,
         ...(servername ? { servername } : {}),

@@ -165,10 +165,11 @@ describe('tracing', () => {
     await receiver.waitFor(() => receiver.at('/traced').length === 1);
     expect(receiver.at('/traced')[0]!.headers.traceparent).toMatch(new RegExp(`^00-${traceId}-[0-9a-f]{16}-01$`));
 
-    // Spans are exported in batches, every few seconds.
+    // Spans are exported in batches, every few seconds, by each service on its own schedule.
     const spans = await eventually(
       async () => otlp.inTrace(traceId),
       (found) =>
+        ['delivery', 'gateway', 'issue'].every((service) => found.some((span) => span.service === service)) &&
         ['issues.created publish', 'issues.created process', 'webhook issue.created attempt'].every((name) => found.some((span) => span.name === name)) &&
         found.filter((span) => span.name === 'webhook issue.created attempt').length === found.filter((span) => span.service === 'delivery' && span.name === 'POST').length,
       20_000,

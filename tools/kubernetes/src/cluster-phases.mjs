@@ -1,7 +1,7 @@
 // The cluster phases of `npm run test:kubernetes` (WORKLANE_K8S_CLUSTER=1): (b) images, (c) the
 // cluster in its network namespace, (e) the release installed with the chart's defaults (and the
 // test's HTTPS webhook receiver), (f) the API conformance suite through the gateway's Service,
-// (h) faults under load. Each is
+// (g) a rolling upgrade under load and its rollback, (h) faults under load. Each is
 // timed by the suite; a phase that cannot run because an earlier one failed is skipped with one
 // failed check saying why.
 import fs from 'node:fs';
@@ -176,6 +176,13 @@ export async function runClusterPhases({ suite, tools, processes, workDir, onClu
     await suite.phase('(f) API conformance suite through the gateway Service, an event to the HTTPS receiver', async () => {
       const { runConformance } = await import('./conformance.mjs');
       await runConformance(suite, cluster, { receiver, workDir, environment: environmentValues(images.tag) });
+    });
+  }
+
+  if (phaseSelected('g')) {
+    await suite.phase('(g) rolling upgrade under load to a tag with an expand migration, then helm rollback', async () => {
+      const { runUpgrade } = await import('./upgrade.mjs');
+      await runUpgrade(suite, cluster, { receiver, workDir, buildah, images });
     });
   }
 

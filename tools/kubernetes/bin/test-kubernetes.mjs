@@ -84,7 +84,7 @@ let tools;
 let cluster;
 try {
   if (withCluster) await host.sweepLeftovers();
-  const clusterTools = ['kubernetesNode', 'buildah', 'nodeBaseImage', 'nodeRuntime', 'coredns', 'pause', 'postgres', 'natsServer'];
+  const clusterTools = ['kubernetesNode', 'buildah', 'nodeBaseImage', 'nodeRuntime', 'coredns', 'pause', 'natsServer'];
   await suite.phase(`provision: etcd, kube-apiserver, kubectl, helm, promtool${withCluster ? ", and the cluster's tools" : ''}`, async () => {
     tools = await provision(['etcd', 'kubernetes', 'helm', 'promtool', ...(withCluster ? clusterTools : [])]);
   });

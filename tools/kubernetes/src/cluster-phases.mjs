@@ -1,27 +1,22 @@
 // The cluster phases of `npm run test:kubernetes` (WORKLANE_K8S_CLUSTER=1): (b) images, (c) the
 // cluster in its network namespace, (e) the release installed with the chart's defaults (and the
 // test's HTTPS webhook receiver), (f) the API conformance suite through the gateway's Service,
-// (g) a rolling upgrade under load and its rollback, (h) faults under load. Each is
+// (h) faults under load. Each is
 // timed by the suite; a phase that cannot run because an earlier one failed is skipped with one
 // failed check saying why.
+import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 
 import { userCacheDir } from '../../dev/src/provision/cache.mjs';
 import { say } from '../../dev/src/util.mjs';
 import { DNS_IP, NODE_IP, startCluster } from './cluster.mjs';
+import { waitUntil } from './commands.mjs';
+import { buildDataImages } from './data-images.mjs';
+import { DATA_NAMESPACE, STREAMS, psqlThroughService, startDataServices, streamReplicated } from './data-services.mjs';
 import { buildServiceImages } from './images.mjs';
 import { startReceiver } from './receiver.mjs';
-import {
-  NATS_SERVERS,
-  RELEASE_NAMESPACE,
-  environmentValues,
-  installRelease,
-  startNatsInNamespace,
-  startPostgresInNamespace,
-  testRelease,
-  waitForReleaseReady,
-} from './release.mjs';
+import { RELEASE_NAMESPACE, environmentValues, installRelease, testRelease, waitForReleaseReady } from './release.mjs';
 
 /** A pod that resolves a Service by name through the cluster DNS and connects to it, from one of the service images. */
 function dnsProbePod(image) {
@@ -52,7 +47,6 @@ function dnsProbePod(image) {
 }
 
 async function waitForPodPhase(cluster, namespace, name, phases, timeoutMs) {
-  const { waitUntil } = await import('./commands.mjs');
   let phase = '';
   await waitUntil(
     `pod ${namespace}/${name} finishes`,
@@ -81,7 +75,8 @@ export function phaseSelected(letter) {
 export async function runClusterPhases({ suite, tools, processes, workDir, onCluster }) {
   const buildah = tools.buildah;
   let images = null;
-  await suite.phase('(b) service images with buildah', async () => {
+  let dataImages = null;
+  await suite.phase('(b) service, PostgreSQL and NATS images with buildah', async () => {
     const result = await buildServiceImages({ buildah, baseImage: tools.nodeBaseImage.name, workDir, log: (line) => say(`  ${line}`) });
     images = result;
     await suite.check(`every service image is in buildah's storage (${Object.keys(result.images).length} services, tag ${result.tag})`, async () => {
@@ -91,8 +86,11 @@ export async function runClusterPhases({ suite, tools, processes, workDir, onClu
         if (code !== 0) throw new Error(`${name}: ${stderr}`);
       }
     });
+    await suite.check('the PostgreSQL and NATS images are built (Debian packages, nats-server from the Go module proxy)', async () => {
+      dataImages = (await buildDataImages({ buildah, natsServer: tools.natsServer, workDir, log: (line) => say(`  ${line}`) })).images;
+    });
   });
-  if (!images) {
+  if (!images || !dataImages) {
     suite.fail('(c) and (e) skipped: no images');
     return;
   }
@@ -104,7 +102,7 @@ export async function runClusterPhases({ suite, tools, processes, workDir, onClu
       workDir,
       suite,
       buildah,
-      serviceImages: images.images,
+      serviceImages: { ...images.images, ...dataImages },
       tools: {
         cacheDir: userCacheDir(),
         kubectl: tools.kubernetes.bins.kubectl,
@@ -148,8 +146,16 @@ export async function runClusterPhases({ suite, tools, processes, workDir, onClu
   let receiver = null;
   let ready = false;
   await suite.phase('(e) helm install with the default values, every pod Ready, helm test', async () => {
-    await startPostgresInNamespace(cluster, { postgres: tools.postgres, workDir });
-    await startNatsInNamespace(cluster, { natsServer: tools.natsServer, workDir });
+    await startDataServices(cluster, { images: dataImages, workDir, releaseNamespace: RELEASE_NAMESPACE });
+    await suite.check(
+      `PostgreSQL (a pod of a StatefulSet in ${DATA_NAMESPACE}, its data on a local volume) takes the run's password through its Service and refuses another`,
+      async () => {
+        const good = await psqlThroughService(cluster, 'SELECT 1');
+        if (good.code !== 0 || good.output !== '1') throw new Error(`with the run's password: exit ${good.code}: ${good.output}`);
+        const bad = await psqlThroughService(cluster, 'SELECT 1', randomBytes(12).toString('hex'));
+        if (bad.code === 0 || !/password authentication failed/.test(bad.output)) throw new Error(`another password was not refused: exit ${bad.code}: ${bad.output}`);
+      },
+    );
     receiver = await startReceiver(cluster, { image: images.images.gateway, workDir, releaseNamespace: RELEASE_NAMESPACE });
     let installed = false;
     await suite.check("helm install succeeds with the default values plus the environment's (images, PostgreSQL, NATS, the test receiver)", async () => {
@@ -161,6 +167,11 @@ export async function runClusterPhases({ suite, tools, processes, workDir, onClu
       const { deployments, pods } = await waitForReleaseReady(cluster);
       say(`  ${deployments.length} Deployments, ${pods.length} pods Ready in namespace ${RELEASE_NAMESPACE}`);
       ready = true;
+    });
+    await suite.check(`the services' streams (${STREAMS.join(', ')}) have 3 replicas on the 3 NATS servers, a leader and both other replicas current`, async () => {
+      for (const stream of STREAMS) {
+        await waitUntil(`${stream} has 3 replicas current`, () => streamReplicated(cluster, stream), { timeoutMs: 60_000, intervalMs: 500 });
+      }
     });
     await suite.check('helm test passes', async () => {
       const output = await testRelease(cluster);
@@ -179,16 +190,9 @@ export async function runClusterPhases({ suite, tools, processes, workDir, onClu
     });
   }
 
-  if (phaseSelected('g')) {
-    await suite.phase('(g) rolling upgrade under load to a tag with an expand migration, then helm rollback', async () => {
-      const { runUpgrade } = await import('./upgrade.mjs');
-      await runUpgrade(suite, cluster, { receiver, workDir, buildah, images });
-    });
-  }
-
   if (!phaseSelected('h') || process.env.WORKLANE_K8S_FAULTS === '0') return;
   await suite.phase('(h) faults under load: a pod of each service, a NATS server, PostgreSQL', async () => {
     const { runFaults } = await import('./faults.mjs');
-    await runFaults(suite, cluster, { receiver, workDir, natsServers: NATS_SERVERS });
+    await runFaults(suite, cluster, { receiver, workDir });
   });
 }

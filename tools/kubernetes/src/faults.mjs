@@ -3,10 +3,13 @@
 // receiver), the suite, one fault after the other, each time waiting until everything is back:
 //   1. deletes one pod of every Deployment of the release at once (each service keeps its other
 //      replica; the Deployments make new pods);
-//   2. kills one of the three NATS servers (SIGKILL) and starts it again on its store;
-//   3. stops PostgreSQL as a pod deletion stops the official image (SIGINT: fast shutdown) and
-//      starts it again on the same data directory: the volume kept. (PostgreSQL runs as a process
-//      in the cluster's namespace here, not as a pod.)
+//   2. deletes the pod of one of the three NATS servers: its StatefulSet makes it again under the
+//      same name, on the same JetStream store (its volume kept), and the suite waits until the pod
+//      is Ready, every server reports JetStream current and every stream has its three replicas
+//      current again;
+//   3. deletes the PostgreSQL pod (fast shutdown, the image's stop signal): the StatefulSet makes
+//      it again on the same data volume, and the suite waits until it is Ready and every pod of
+//      the release is Ready.
 // Then it stops the load and checks that every issue whose creation was answered 201 reached the
 // receiver as an issue.created event (at least once): 0 events lost. For each fault it prints how
 // many requests failed and how long after the fault the API answered every request again.
@@ -14,9 +17,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 
 import { repoRoot, say } from '../../dev/src/util.mjs';
-import { NODE_IP } from './cluster.mjs';
 import { waitUntil } from './commands.mjs';
 import { describeReleaseForSuite } from './conformance.mjs';
+import { NATS_PODS, POSTGRES_POD, STREAMS, deleteDataPod, natsHealthy, streamReplicated, waitForDataPodBack } from './data-services.mjs';
 import { RECEIVER_HOST, RECEIVER_PORT } from './receiver.mjs';
 import { RELEASE, RELEASE_NAMESPACE, waitForReleaseReady } from './release.mjs';
 
@@ -73,7 +76,7 @@ export async function deliveredIssues(receiver, receiverPath) {
   return seen;
 }
 
-export async function runFaults(suite, cluster, { receiver, workDir, natsServers }) {
+export async function runFaults(suite, cluster, { receiver, workDir }) {
   const release = await describeReleaseForSuite(cluster, { receiver });
   const team = await bootstrapTeam(cluster, release);
   const receiverPath = `/faults-${team.team_id}`;
@@ -132,29 +135,29 @@ export async function runFaults(suite, cluster, { receiver, workDir, natsServers
     },
     () => waitForReleaseReady(cluster),
   );
-  const nats = natsServers[1];
+  const nats = NATS_PODS[1];
+  let natsBefore = null;
   await fault(
-    `NATS server ${nats.name} killed and started again`,
-    () => cluster.restartDaemon(nats.name, { signal: 'SIGKILL' }),
-    () =>
-      waitUntil(
-        'every NATS server reports JetStream healthy',
-        async () => {
-          const answers = [];
-          for (const server of natsServers) {
-            const { status, body } = await cluster.probe(`http://${NODE_IP}:${server.monitor}/healthz`);
-            if (status !== 200) answers.push(`${server.name}: ${status} ${body.trim()}`);
-          }
-          return answers.length === 0 || answers.join('; ');
-        },
-        { timeoutMs: 180_000, intervalMs: 500 },
-      ),
-  );
-  await fault(
-    'PostgreSQL stopped as a pod deletion stops it and started again on its data',
-    () => cluster.restartDaemon('postgres', { signal: 'SIGINT', timeoutMs: 30_000 }),
+    `NATS server pod ${nats} deleted (its store kept)`,
     async () => {
-      await cluster.waitForPostgres();
+      natsBefore = await deleteDataPod(cluster, nats);
+    },
+    async () => {
+      await waitForDataPodBack(cluster, nats, natsBefore);
+      await waitUntil('every NATS server reports JetStream healthy', () => natsHealthy(cluster), { timeoutMs: 180_000, intervalMs: 500 });
+      for (const stream of STREAMS) {
+        await waitUntil(`${stream} has its three replicas current`, () => streamReplicated(cluster, stream), { timeoutMs: 180_000, intervalMs: 500 });
+      }
+    },
+  );
+  let postgresBefore = null;
+  await fault(
+    `PostgreSQL pod ${POSTGRES_POD} deleted (its volume kept)`,
+    async () => {
+      postgresBefore = await deleteDataPod(cluster, POSTGRES_POD);
+    },
+    async () => {
+      await waitForDataPodBack(cluster, POSTGRES_POD, postgresBefore);
       await waitForReleaseReady(cluster);
     },
   );

@@ -2,126 +2,35 @@
 // environment needs (where the images are and that they are never pulled; the PostgreSQL and NATS
 // addresses), every pod Ready, then `helm test`.
 //
-// PostgreSQL and a three-server NATS JetStream cluster (the chart's default stream has three
-// replicas) run as processes in the cluster's network namespace, bound to the node address, which
-// pods reach like any address of their node. They are started and stopped by pid with the
-// cluster's daemons.
+// PostgreSQL and the three-server NATS JetStream cluster the release uses (the chart's default
+// streams have three replicas) run as pods of the cluster, in a namespace of their own
+// (src/data-services.mjs); the release reaches them by their Services' names, and reads its
+// DATABASE_URL, which carries the run's generated password, from a Secret (database.existingSecret).
 import fs from 'node:fs';
 import path from 'node:path';
 
-import { postgresRunAs } from '../../dev/src/postgres-server.mjs';
-import { repoRoot, run } from '../../dev/src/util.mjs';
-import { NODE_IP, waitForRollout } from './cluster.mjs';
+import { repoRoot } from '../../dev/src/util.mjs';
+import { waitForRollout } from './cluster.mjs';
 import { waitUntil } from './commands.mjs';
+import { DATABASE_SECRET, NATS_PODS, natsUrl } from './data-services.mjs';
 import { IMAGE_NAMESPACE, IMAGE_REGISTRY } from './images.mjs';
 import { receiverValues } from './receiver.mjs';
 
 export const RELEASE = 'worklane';
 export const RELEASE_NAMESPACE = 'worklane';
-const POSTGRES_PORT = 5432;
-export const NATS_SERVERS = [
-  { name: 'nats-0', client: 4222, cluster: 6222, monitor: 8222 },
-  { name: 'nats-1', client: 4223, cluster: 6223, monitor: 8223 },
-  { name: 'nats-2', client: 4224, cluster: 6224, monitor: 8224 },
-];
-
-export const databaseUrl = () => `postgres://postgres@${NODE_IP}:${POSTGRES_PORT}/postgres`;
-export const natsUrl = () => NATS_SERVERS.map((s) => `nats://${NODE_IP}:${s.client}`).join(',');
-
-/** PostgreSQL in the namespace, as an unprivileged user (it refuses root); trust authentication: the namespace is the boundary. */
-export async function startPostgresInNamespace(cluster, { postgres, workDir }) {
-  const user = postgresRunAs();
-  const dir = path.join(workDir, 'postgres');
-  const data = path.join(dir, 'data');
-  fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
-  // The run's directory is private to root: let the server's user through it (not read it).
-  fs.chmodSync(workDir, 0o711);
-  const asUser = user ? { uid: user.uid, gid: user.gid } : {};
-  if (user) fs.chownSync(dir, user.uid, user.gid);
-  const initdb = await run(postgres.initdb, ['-D', data, '-U', 'postgres', '-E', 'UTF8', '--no-locale', '--auth=trust', '--no-sync'], {
-    ...asUser,
-    cwd: dir,
-    env: { ...process.env, LC_ALL: 'C' },
-  });
-  if (initdb.code !== 0) throw new Error(`initdb failed: ${initdb.stdout}${initdb.stderr}`);
-  fs.writeFileSync(path.join(data, 'pg_hba.conf'), 'local all all trust\nhost all all 0.0.0.0/0 trust\n');
-  const settings = {
-    listen_addresses: NODE_IP,
-    port: POSTGRES_PORT,
-    unix_socket_directories: dir,
-    max_connections: 300,
-    fsync: 'off',
-    synchronous_commit: 'off',
-    full_page_writes: 'off',
-  };
-  const args = Object.entries(settings).flatMap(([k, v]) => ['-c', `${k}=${v}`]);
-  const setUser = user ? ['-S', String(user.uid), '-G', String(user.gid)] : [];
-  cluster.startDaemon('postgres', postgres.postgres, ['-D', data, ...args], { wrap: setUser });
-  cluster.waitForPostgres = () =>
-    waitUntil(
-      'PostgreSQL accepts connections on the node address',
-      async () => {
-        if (!cluster.processes.alive('postgres')) throw new Error(`postgres exited:\n${cluster.processes.tail('postgres')}`);
-        const { code, stdout, stderr } = await cluster.inNamespace(path.join(postgres.binDir, 'pg_isready'), ['-h', NODE_IP, '-p', String(POSTGRES_PORT), '-U', 'postgres']);
-        return code === 0 ? true : `${stdout}${stderr}`.trim();
-      },
-      { timeoutMs: 120_000, intervalMs: 300 },
-    );
-  await cluster.waitForPostgres();
-}
-
-/** Three nats-server processes clustered with JetStream on the node address. */
-export async function startNatsInNamespace(cluster, { natsServer, workDir }) {
-  for (const server of NATS_SERVERS) {
-    const store = path.join(workDir, 'nats', server.name);
-    fs.mkdirSync(store, { recursive: true });
-    const routes = NATS_SERVERS.filter((s) => s !== server).map((s) => `nats://${NODE_IP}:${s.cluster}`);
-    const config = path.join(workDir, 'nats', `${server.name}.conf`);
-    fs.writeFileSync(
-      config,
-      [
-        `server_name: ${server.name}`,
-        `listen: "${NODE_IP}:${server.client}"`,
-        `http: "${NODE_IP}:${server.monitor}"`,
-        'jetstream {',
-        `  store_dir: "${store}"`,
-        '  max_memory_store: 268435456',
-        '  max_file_store: 4294967296',
-        '}',
-        'cluster {',
-        '  name: worklane-test',
-        `  listen: "${NODE_IP}:${server.cluster}"`,
-        `  routes: [${routes.map((r) => `"${r}"`).join(', ')}]`,
-        '}',
-        '',
-      ].join('\n'),
-    );
-    cluster.startDaemon(server.name, natsServer.bin, ['-c', config]);
-  }
-  await waitUntil(
-    'the three NATS servers report JetStream healthy',
-    async () => {
-      const answers = [];
-      for (const server of NATS_SERVERS) {
-        if (!cluster.processes.alive(server.name)) throw new Error(`${server.name} exited:\n${cluster.processes.tail(server.name)}`);
-        const { status, body } = await cluster.probe(`http://${NODE_IP}:${server.monitor}/healthz`);
-        if (status !== 200) answers.push(`${server.name}: ${status} ${body.trim()}`);
-      }
-      return answers.length === 0 ? true : answers.join('; ');
-    },
-    { timeoutMs: 120_000, intervalMs: 500 },
-  );
-}
+/** The NATS servers' pod names (in the data services' namespace). */
+export const NATS_SERVERS = NATS_PODS.map((name) => ({ name }));
 
 /**
  * The values this environment needs, and nothing else: the chart's defaults stay as they are.
- * Where the images are (and that they are never pulled), the PostgreSQL and NATS addresses, and
- * the test receiver: its range allowed, its CA trusted by the delivery pods.
+ * Where the images are (and that they are never pulled), the Secret holding the PostgreSQL URL
+ * and the NATS address, and the test receiver: its range allowed, its CA trusted by the delivery
+ * pods.
  */
 export function environmentValues(tag) {
   return {
     image: { registry: IMAGE_REGISTRY, namespace: IMAGE_NAMESPACE, tag, pullPolicy: 'Never' },
-    database: { url: databaseUrl() },
+    database: { existingSecret: { name: DATABASE_SECRET } },
     nats: { url: natsUrl() },
     ...receiverValues(),
   };

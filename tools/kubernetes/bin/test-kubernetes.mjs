@@ -20,6 +20,9 @@
 //              gateway's Service, and an issue event delivered to an HTTPS receiver pod
 //   (h)        faults under load (a pod of each service, a NATS server, PostgreSQL): 0 events
 //              lost, the API's recovery time printed (WORKLANE_K8S_FAULTS=0 skips it)
+//   (j)        one trace: an API call creating an issue, through NATS, to the delivery's
+//              outbound POST, found whole in an OpenTelemetry Collector in the cluster (built from
+//              the Go module proxy), every span with the chart's resource attributes
 //   teardown   every process stopped by its pid (also on failure or Ctrl-C), containers, mounts,
 //              cgroups and the namespace removed, host-wide settings restored, the run's
 //              directory removed; caches (Go builds, images, containerd's store) kept
@@ -85,6 +88,8 @@ let cluster;
 try {
   if (withCluster) await host.sweepLeftovers();
   const clusterTools = ['kubernetesNode', 'buildah', 'nodeBaseImage', 'nodeRuntime', 'coredns', 'pause', 'natsServer'];
+  // The trace phase's OpenTelemetry Collector, only when that phase is to run.
+  if (withCluster && (await import('../src/cluster-phases.mjs')).phaseSelected('j')) clusterTools.push('otelCollector');
   await suite.phase(`provision: etcd, kube-apiserver, kubectl, helm, promtool${withCluster ? ", and the cluster's tools" : ''}`, async () => {
     tools = await provision(['etcd', 'kubernetes', 'helm', 'promtool', ...(withCluster ? clusterTools : [])]);
   });

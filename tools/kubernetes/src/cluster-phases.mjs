@@ -190,9 +190,18 @@ export async function runClusterPhases({ suite, tools, processes, workDir, onClu
     });
   }
 
-  if (!phaseSelected('h') || process.env.WORKLANE_K8S_FAULTS === '0') return;
-  await suite.phase('(h) faults under load: a pod of each service, a NATS server, PostgreSQL', async () => {
-    const { runFaults } = await import('./faults.mjs');
-    await runFaults(suite, cluster, { receiver, workDir });
-  });
+  if (phaseSelected('h') && process.env.WORKLANE_K8S_FAULTS !== '0') {
+    await suite.phase('(h) faults under load: a pod of each service, a NATS server, PostgreSQL', async () => {
+      const { runFaults } = await import('./faults.mjs');
+      await runFaults(suite, cluster, { receiver, workDir });
+    });
+  }
+
+  // Last: it leaves the release exporting its traces to the collector.
+  if (phaseSelected('j')) {
+    await suite.phase('(j) one trace: an API call through NATS to the outbound POST, in an in-cluster OTLP receiver', async () => {
+      const { runTrace } = await import('./trace.mjs');
+      await runTrace(suite, cluster, { receiver, workDir, buildah, collector: tools.otelCollector, images, environment: environmentValues(images.tag) });
+    });
+  }
 }

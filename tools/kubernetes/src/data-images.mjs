@@ -57,6 +57,7 @@ async function ensureDebianImage(buildah, name, log) {
   const key = sha256(JSON.stringify({ recipe: DEBIAN_RECIPE, suite, mirror, securityMirror })).slice(0, 16);
   if ((await imageLabel(buildah, name, KEY_LABEL)) === key) return { name, key };
   log(`making ${name} (Debian ${suite} minbase by mmdebstrap)`);
+  const started = Date.now();
   const work = fs.mkdtempSync(path.join(os.tmpdir(), 'wl-debian-image-'));
   try {
     const rootfs = path.join(work, 'rootfs.tar');
@@ -101,6 +102,7 @@ async function ensureDebianImage(buildah, name, log) {
     fs.rmSync(work, { recursive: true, force: true });
   }
   if ((await imageLabel(buildah, name, KEY_LABEL)) !== key) throw new Error(`${name} was committed but buildah does not show it`);
+  log(`made ${name} in ${Math.round((Date.now() - started) / 1000)} s`);
   return { name, key };
 }
 

@@ -15,7 +15,10 @@
 //   (c)        a single-node Kubernetes entirely inside a network namespace the run creates, the
 //              images imported into its containerd
 //   (e)        helm install of charts/worklane with its defaults plus the environment's values,
-//              every pod Ready, helm test
+//              every pod Ready, helm test; kube-router, started with the node in (c), enforces
+//              the chart's NetworkPolicies from then on
+//   (k)        a pod outside the release cannot connect to the token service (nor any other port
+//              of the release), a gateway pod can, and the blocking is the controller's
 //   (f)        the API conformance suite (tools/contract-tests) run unchanged through the
 //              gateway's Service, and an issue event delivered to an HTTPS receiver pod
 //   (h)        faults under load (a pod of each service, a NATS server, PostgreSQL): 0 events
@@ -87,7 +90,7 @@ let tools;
 let cluster;
 try {
   if (withCluster) await host.sweepLeftovers();
-  const clusterTools = ['kubernetesNode', 'buildah', 'nodeBaseImage', 'nodeRuntime', 'coredns', 'pause', 'natsServer'];
+  const clusterTools = ['kubernetesNode', 'buildah', 'nodeBaseImage', 'nodeRuntime', 'coredns', 'pause', 'kubeRouter', 'natsServer'];
   // The trace phase's OpenTelemetry Collector, only when that phase is to run.
   if (withCluster && (await import('../src/cluster-phases.mjs')).phaseSelected('j')) clusterTools.push('otelCollector');
   await suite.phase(`provision: etcd, kube-apiserver, kubectl, helm, promtool${withCluster ? ", and the cluster's tools" : ''}`, async () => {

@@ -15,7 +15,7 @@ import { waitUntil } from './commands.mjs';
 import { buildDataImages } from './data-images.mjs';
 import { DATA_NAMESPACE, STREAMS, psqlThroughService, startDataServices, streamReplicated } from './data-services.mjs';
 import { buildServiceImages } from './images.mjs';
-import { startReceiver } from './receiver.mjs';
+import { RECEIVER_NAME, RECEIVER_NAMESPACE, RECEIVER_PORT, startReceiver } from './receiver.mjs';
 import { RELEASE_NAMESPACE, environmentValues, installRelease, testRelease, waitForReleaseReady } from './release.mjs';
 
 /** A pod that resolves a Service by name through the cluster DNS and connects to it, from one of the service images. */
@@ -110,6 +110,7 @@ export async function runClusterPhases({ suite, tools, processes, workDir, onClu
         etcd: tools.etcd.bin,
         runtime: tools.nodeRuntime,
         kubernetes: { ...tools.kubernetes.bins, ...tools.kubernetesNode.bins },
+        kubeRouter: tools.kubeRouter,
         version: tools.kubernetes.version,
       },
       programs: { pause: tools.pause, coredns: tools.coredns },
@@ -136,6 +137,15 @@ export async function runClusterPhases({ suite, tools, processes, workDir, onClu
       if (leaked.length > 0) throw new Error(`on the machine: ${leaked.join('; ')}`);
       const route = await run('ip', ['route', 'get', NODE_IP]);
       if (/ dev (lo|cni0) /.test(route.stdout)) throw new Error(`the machine routes ${NODE_IP} locally: ${route.stdout}`);
+    });
+    const enforced = `NetworkPolicies are enforced from here on: kube-router ${tools.kubeRouter.version}'s firewall is hooked into the namespace's filter table`;
+    await suite.check(`${enforced}, and none of its chains or ipsets is on the machine`, async () => {
+      const { controllerStateOnMachine, missingHooks } = await import('./network-policy.mjs');
+      const missing = await missingHooks(handle);
+      if (missing.length > 0) throw new Error(`missing hooks: ${missing.join(', ')}`);
+      const { run } = await import('../../dev/src/util.mjs');
+      const onMachine = await controllerStateOnMachine(run);
+      if (onMachine.length > 0) throw new Error(`on the machine: ${onMachine.join('; ')}`);
     });
   });
   if (!cluster) {
@@ -181,6 +191,14 @@ export async function runClusterPhases({ suite, tools, processes, workDir, onClu
   if (!ready) {
     suite.fail('(f) skipped: the release is not Ready');
     return;
+  }
+
+  if (phaseSelected('k')) {
+    await suite.phase('(k) NetworkPolicies enforced: a pod outside the release cannot reach the token service', async () => {
+      const { runNetworkPolicy } = await import('./network-policy.mjs');
+      const receiverPod = { namespace: RECEIVER_NAMESPACE, name: RECEIVER_NAME, port: RECEIVER_PORT };
+      await runNetworkPolicy(suite, cluster, { image: images.images.gateway, releaseNamespace: RELEASE_NAMESPACE, receiver: receiverPod });
+    });
   }
 
   if (phaseSelected('f')) {

@@ -1,8 +1,9 @@
 // Phase (c): a real single-node Kubernetes, entirely inside a network namespace the run creates.
 //
 // Every daemon (containerd, etcd, kube-apiserver, kube-controller-manager, kube-scheduler,
-// kubelet, kube-proxy) is started with `nsenter --net=<namespace>` (nsenter execs it, so the pid
-// the suite holds is the daemon's own) and shares the machine's mount and process namespaces
+// kubelet, kube-proxy, and kube-router as the network-policy controller) is started with
+// `nsenter --net=<namespace>` (nsenter execs it, so the pid the suite holds is the daemon's own)
+// and shares the machine's mount and process namespaces
 // (containerd must see the kubelet's volume mounts and the cgroup file system). They bind the
 // node address, which exists only in that namespace, and the namespace has no route out of the
 // machine: the node, pod and service addresses are unreachable from outside, and nothing in the
@@ -21,6 +22,7 @@ import { coreDnsManifest } from './addons.mjs';
 import { retrySetUp, runLogged, runLoggedChecked, waitUntil } from './commands.mjs';
 import { CGROUP_ROOT, createCgroupRoot, createNamespace, namespaceRoutes, netnsPath, recordHostSettings, recordState, snapshotFixedPaths, unmountUnder } from './host.mjs';
 import { exportImage } from './images.mjs';
+import { startPolicyController } from './network-policy.mjs';
 import { makePki, writeKubeconfig } from './pki.mjs';
 
 export const NODE_NAME = 'worklane-node';
@@ -477,6 +479,9 @@ export async function startCluster({ processes, workDir, tools, programs, builda
     if (stdout.trim() !== `v${tools.version}`) throw new Error(`the kubelet reports ${stdout}`);
   });
 
+  // The network-policy controller, before any pod: from here on every NetworkPolicy is enforced.
+  if (tools.kubeRouter) await startPolicyController(handle, { kubeRouter: tools.kubeRouter, nodeName: NODE_NAME, serviceCidr: SERVICE_CIDR });
+
   await importing;
 
   // CoreDNS, the cluster's DNS (kube-system/kube-dns at DNS_IP).
@@ -573,7 +578,7 @@ async function makeProgramImage(buildah, program, logFile) {
 export async function stopCluster(handle) {
   const { processes, ctr } = handle;
   const done = [];
-  for (const name of ['kube-proxy', 'kubelet']) {
+  for (const name of ['kube-router', 'kube-proxy', 'kubelet']) {
     const entry = processes.running.find((p) => p.name === name);
     if (entry) await processes.stop(entry);
   }

@@ -4,7 +4,7 @@
 //   provision(['postgres', 'natsServer', 'helm', 'chromium']) -> {postgres, natsServer, helm, chromium}
 //   provision(['etcd', 'kubernetes', 'promtool', 'helm']) for `npm run test:kubernetes`, and for its
 //     cluster phases ['buildah', 'nodeBaseImage', 'nodeRuntime', 'kubernetesNode', 'coredns', 'pause'],
-//     and 'otelCollector' for its trace phase
+//     and 'otelCollector' for its trace phase, 'kubeRouter' for its network policies
 //   provision(['buf']) for the proto contract checks (proto/test), which `npm test` runs
 //
 // Node itself is provisioned first, by useProjectNode() (node.mjs), before anything else runs.
@@ -16,6 +16,7 @@ import { ensureCoreDns, ensurePause } from './cluster-programs.mjs';
 import { ensureBuildah, ensureNodeRuntime } from './containers.mjs';
 import { ensureEtcd } from './etcd.mjs';
 import { GO_TOOLS, ensureGoTool } from './go-tools.mjs';
+import { ensureKubeRouter } from './kube-router.mjs';
 import { CLUSTER_BINARIES, ensureKubernetes } from './kubernetes.mjs';
 import { ensureNodeBaseImage } from './node-base-image.mjs';
 import { ensureOtelCollector } from './otel-collector.mjs';
@@ -39,6 +40,7 @@ const PROVIDERS = {
   nodeRuntime: async () => labelled(await ensureNodeRuntime(), 'containerd, runc, CNI plugins'),
   coredns: async () => labelled(await ensureCoreDns(), 'CoreDNS'),
   pause: async () => ({ ...(await ensurePause()), label: 'the pause program' }),
+  kubeRouter: async () => labelled(await ensureKubeRouter(), 'kube-router (network policies)'),
   otelCollector: async () => labelled(await ensureOtelCollector(), 'the OpenTelemetry Collector'),
   promtool: async () => labelled(await ensureGoTool(GO_TOOLS.promtool), 'promtool'),
   buf: async () => labelled(await ensureGoTool(GO_TOOLS.buf), 'buf'),

@@ -26,6 +26,18 @@ export const TOOLS = {
   buildah: { minimum: '1.28.0', aptPackages: ['buildah', 'mmdebstrap'] },
   /** The test cluster's node: containerd (with runc, not crun, which refuses cgroup v1 hybrid), the CNI plugins, iptables, conntrack. */
   containerd: { minimum: '1.6.0', aptPackages: ['containerd', 'runc', 'containernetworking-plugins', 'iptables', 'conntrack'] },
+  /**
+   * kube-router, the test cluster's network-policy controller (its firewall alone, next to the
+   * bridge CNI), built from the Go module proxy (provision/kube-router.mjs): 2.1.0 is the release
+   * the proxy serves here (it refuses the module's version list and later releases). The checksum
+   * database has no entry for the module: `sums` are its pinned hashes, checked by go.
+   */
+  kubeRouter: {
+    pinned: '2.1.0',
+    module: 'github.com/cloudnativelabs/kube-router/v2',
+    sums: { module: 'h1:xWsptKtmZ44L+NjwFKoFAFlVdxCz8fka9A/eYJe95Ok=', goMod: 'h1:JU/k2Qqcph0myF1cRDLidz1SZdoSrPczuYcGxYRSP0A=' },
+    aptPackages: ['ipset', 'iptables'],
+  },
   /** The Dockerfile's node:24-slim, made locally: Debian by mmdebstrap, Node at node.pinned, npm at package.json's packageManager, corepack. */
   nodeBaseImage: { suite: 'bookworm', mirror: 'http://deb.debian.org/debian', securityMirror: 'http://deb.debian.org/debian-security', corepack: '0.36.0' },
   /** CoreDNS, the test cluster's DNS: a small main of its own plugins (no forward: nothing outside resolves), from the Go module proxy. */

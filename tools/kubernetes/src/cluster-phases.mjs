@@ -1,6 +1,7 @@
 // The cluster phases of `npm run test:kubernetes` (WORKLANE_K8S_CLUSTER=1): (b) images, (c) the
-// cluster in its network namespace, (e) the release installed with the chart's defaults (and the
-// test's HTTPS webhook receiver), (f) the API conformance suite through the gateway's Service,
+// cluster in its network namespace (kube-router enforcing NetworkPolicies from then on), (e) the
+// release installed with the chart's defaults (and the test's HTTPS webhook receiver), (k) the
+// NetworkPolicies checked from a pod outside the release and one inside it, (f) the API conformance suite through the gateway's Service,
 // (h) faults under load. Each is
 // timed by the suite; a phase that cannot run because an earlier one failed is skipped with one
 // failed check saying why.

@@ -10,6 +10,9 @@
 //   - the few paths the kubelet, containerd and the CNI plugins use whatever their flags
 //     (/var/lib/kubelet/device-plugins, /var/log/containers, /var/lib/cni, /run/containerd/s...):
 //     what the run added there is removed
+// kube-router, the network-policy controller, changes nothing here: its iptables rules and ipsets
+// belong to the namespace (both are per network namespace) and go with it, and phase (c) checks
+// that none of them is on the machine.
 // A run records all of it in /run/worklane-kubernetes/state.json as it goes; a later run finds the
 // record of one that was killed (its owner pid gone) and cleans up after it first, and refuses to
 // start while another run is alive.

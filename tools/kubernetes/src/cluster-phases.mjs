@@ -2,7 +2,7 @@
 // cluster in its network namespace (kube-router enforcing NetworkPolicies from then on), (e) the
 // release installed with the chart's defaults (and the test's HTTPS webhook receiver), (k) the
 // NetworkPolicies checked from a pod outside the release and one inside it, (f) the API conformance suite through the gateway's Service,
-// (h) faults under load. Each is
+// (g) a rolling upgrade under load and its rollback, (h) faults under load. Each is
 // timed by the suite; a phase that cannot run because an earlier one failed is skipped with one
 // failed check saying why.
 import { randomBytes } from 'node:crypto';
@@ -206,6 +206,13 @@ export async function runClusterPhases({ suite, tools, processes, workDir, onClu
     await suite.phase('(f) API conformance suite through the gateway Service, an event to the HTTPS receiver', async () => {
       const { runConformance } = await import('./conformance.mjs');
       await runConformance(suite, cluster, { receiver, workDir, environment: environmentValues(images.tag) });
+    });
+  }
+
+  if (phaseSelected('g')) {
+    await suite.phase('(g) rolling upgrade under load to a tag with an expand migration, then helm rollback', async () => {
+      const { runUpgrade } = await import('./upgrade.mjs');
+      await runUpgrade(suite, cluster, { receiver, workDir, buildah, images });
     });
   }
 

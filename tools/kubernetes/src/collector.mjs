@@ -69,6 +69,11 @@ export async function importCollectorImage(cluster, { buildah, collector, workDi
     } finally {
       await run(buildah.bin, ['rm', container], { env: buildah.env });
     }
+    // Images of an earlier collector build go: only this one is ever used.
+    const { stdout: names } = await run(buildah.bin, ['images', '--format', '{{.Name}}:{{.Tag}}'], { env: buildah.env });
+    const repository = name.slice(0, name.lastIndexOf(':') + 1);
+    const stale = names.split('\n').filter((n) => n.startsWith(repository) && n !== name);
+    if (stale.length > 0) await run(buildah.bin, ['rmi', ...stale], { env: buildah.env });
   }
   const tar = path.join(workDir, 'otel-collector-image.tar');
   await retrySetUp(

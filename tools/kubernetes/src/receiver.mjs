@@ -185,7 +185,8 @@ const [ip, host, port, ca, from] = process.argv.slice(1);
 const request = https.get({ host: ip, port, servername: host, path: '/received?from=' + from, ca: require('node:fs').readFileSync(ca), timeout: 10000 }, (res) => {
   const chunks = [];
   res.on('data', (c) => chunks.push(c));
-  res.on('end', () => { process.stdout.write(Buffer.concat(chunks)); process.exit(res.statusCode === 200 ? 0 : 1); });
+  // Exit once the pipe has taken the whole answer: exiting at once cuts a large one short.
+  res.on('end', () => process.stdout.write(Buffer.concat(chunks), () => process.exit(res.statusCode === 200 ? 0 : 1)));
 });
 request.on('timeout', () => request.destroy(new Error('timeout')));
 request.on('error', (e) => { console.error(e.message); process.exit(1); });

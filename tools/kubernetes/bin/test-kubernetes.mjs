@@ -21,6 +21,9 @@
 //              of the release), a gateway pod can, and the blocking is the controller's
 //   (f)        the API conformance suite (tools/contract-tests) run unchanged through the
 //              gateway's Service, and an issue event delivered to an HTTPS receiver pod
+//   (g)        helm upgrade under load to a tag whose only change is an expand migration,
+//              then helm rollback: 0 failed requests, every event received, the migration
+//              applied before any new pod, old pods serving on the migrated schema
 //   (h)        faults under load (a pod of each service, a NATS server, PostgreSQL): 0 events
 //              lost, the API's recovery time printed (WORKLANE_K8S_FAULTS=0 skips it)
 //   (j)        one trace: an API call creating an issue, through NATS, to the delivery's

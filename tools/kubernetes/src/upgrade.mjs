@@ -115,7 +115,9 @@ export async function buildUpgradeImages({ cluster, buildah, images, workDir, lo
     const tagged = await cluster.ctr(['images', 'tag', '--force', images.images[name], image]);
     if (tagged.code !== 0) throw new Error(`ctr images tag ${images.images[name]} ${image} failed: ${tagged.stderr}`);
   }
-  log(`upgrade images ${imageName('<service>', tag)}: ${service} ${present ? 'built before' : 'built'} with ${file}, the other ${Object.keys(upgraded).length - 1} tagged on their current images`);
+  log(
+    `upgrade images ${imageName('<service>', tag)}: ${service} ${present ? 'built before' : 'built'} with ${file}, the other ${Object.keys(upgraded).length - 1} tagged on their current images`,
+  );
   return { tag, images: upgraded };
 }
 
@@ -358,12 +360,13 @@ export async function runUpgrade(suite, cluster, { receiver, workDir, buildah, i
   const oldTag = values.image?.tag;
   if (oldTag !== images.tag) throw new Error(`the release runs image tag ${oldTag}, not phase (b)'s ${images.tag}`);
   const schemaBefore = await schemaState(cluster, probePod(await releasePods(cluster)));
-  if (schemaBefore.applied || schemaBefore.column || schemaBefore.index) throw new Error(`the ${service} schema has the upgrade's migration before the upgrade: ${JSON.stringify(schemaBefore)}`);
+  if (schemaBefore.applied || schemaBefore.column || schemaBefore.index)
+    throw new Error(`the ${service} schema has the upgrade's migration before the upgrade: ${JSON.stringify(schemaBefore)}`);
 
   const load = await startLoad(cluster, { release, team, workDir, receiverPath });
   const windows = [await quiet('before the upgrade')];
   let requests = [];
-  let upgradeSamples = [];
+  let upgradeSamples;
   let rollbackSamples = [];
   try {
     // 1. helm upgrade to the new tag, with the release's own values.
@@ -412,15 +415,14 @@ export async function runUpgrade(suite, cluster, { receiver, workDir, buildah, i
   };
 
   const evidence = upgradeEvidence(upgradeSamples, { oldTag, newTag: upgrade.tag, service });
-  const servedOld = evidence.oldOnlyUntil
-    ? created.filter((r) => r.at > evidence.migratedAt && r.at + r.ms < evidence.oldOnlyUntil)
-    : [];
+  const servedOld = evidence.oldOnlyUntil ? created.filter((r) => r.at > evidence.migratedAt && r.at + r.ms < evidence.oldOnlyUntil) : [];
   await suite.check(`(g) the ${service} service's expand migration (${file}) ran before any pod of the new tag existed`, () => {
     if (evidence.early) throw new Error(`a pod of the new tag existed while the schema was not migrated yet: ${describeSamples([evidence.early])}`);
     if (!evidence.migratedBeforeNewPods) throw new Error(`no sample showed the schema migrated while no pod of the new tag existed (samples: ${samplesFile})`);
   });
   await suite.check(`(g) the old ${service} pods alone served on the migrated schema before a new one was Ready`, () => {
-    if (servedOld.length === 0) throw new Error(`no issue was created in that span (migrated ${evidence.migratedAt}, old pods alone until ${evidence.oldOnlyUntil}; samples: ${samplesFile})`);
+    if (servedOld.length === 0)
+      throw new Error(`no issue was created in that span (migrated ${evidence.migratedAt}, old pods alone until ${evidence.oldOnlyUntil}; samples: ${samplesFile})`);
     say(`  ${servedOld.length} issues created by old ${service} pods on the migrated schema, over ${((evidence.oldOnlyUntil - evidence.migratedAt) / 1000).toFixed(1)} s`);
   });
   for (const rollout of ['upgrade', 'rollback']) {
@@ -460,7 +462,13 @@ export async function runUpgrade(suite, cluster, { receiver, workDir, buildah, i
       async () => {
         seen = await deliveredIssues(receiver, receiverPath);
         missing = created.filter((r) => !seen.has(r.issueId));
-        return missing.length === 0 || `${missing.length} missing, e.g. issues ${missing.slice(0, 10).map((r) => r.issueId).join(', ')}`;
+        return (
+          missing.length === 0 ||
+          `${missing.length} missing, e.g. issues ${missing
+            .slice(0, 10)
+            .map((r) => r.issueId)
+            .join(', ')}`
+        );
       },
       { timeoutMs: EVENTS_TIMEOUT_MS, intervalMs: 2_000 },
     );

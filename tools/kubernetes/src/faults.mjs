@@ -8,8 +8,8 @@
 //      is Ready, every server reports JetStream current and every stream has its three replicas
 //      current again;
 //   3. deletes the PostgreSQL pod (fast shutdown, the image's stop signal): the StatefulSet makes
-//      it again on the same data volume, and the suite waits until it is Ready and every pod of
-//      the release is Ready.
+//      it again on the same data volume, and the suite waits until it is Ready, every pod of the
+//      release is Ready and the API answers reads of the load's issues again.
 // Then it stops the load and checks that every issue whose creation was answered 201 reached the
 // receiver as an issue.created event (at least once): 0 events lost. For each fault it prints how
 // many requests failed and how long after the fault the API answered every request again.
@@ -74,6 +74,32 @@ export async function deliveredIssues(receiver, receiverPath) {
     seen.set(issueId, (seen.get(issueId) ?? 0) + 1);
   }
   return seen;
+}
+
+/** One GET through the gateway, run inside the namespace (the token in its environment, not its arguments): prints the status (0 when no answer came). */
+const API_GET = `
+const [url] = process.argv.slice(1);
+fetch(url, { headers: { authorization: 'Bearer ' + process.env.WORKLANE_TEST_TOKEN }, signal: AbortSignal.timeout(5000) })
+  .then((r) => console.log(r.status), () => console.log(0));
+`;
+
+/**
+ * Waits until the API answers reads of the load's issues again, `times` in a row: after the
+ * database came back, the services' connection pools still hold connections it closed, and the
+ * pods' readiness probes may not have noticed yet.
+ */
+async function waitForApiAnswers(cluster, { url, token, times = 3 }) {
+  let inRow = 0;
+  await waitUntil(
+    `the API answers ${times} reads in a row`,
+    async () => {
+      const { stdout } = await cluster.inNamespace(process.execPath, ['-e', API_GET, url], { env: { ...process.env, WORKLANE_TEST_TOKEN: token } });
+      const status = Number(stdout.trim());
+      inRow = status === 200 ? inRow + 1 : 0;
+      return inRow >= times || `${inRow} in a row, last answer ${status}`;
+    },
+    { timeoutMs: 180_000, intervalMs: 200 },
+  );
 }
 
 export async function runFaults(suite, cluster, { receiver, workDir }) {
@@ -159,6 +185,9 @@ export async function runFaults(suite, cluster, { receiver, workDir }) {
     async () => {
       await waitForDataPodBack(cluster, POSTGRES_POD, postgresBefore);
       await waitForReleaseReady(cluster);
+      const load = JSON.parse(fs.readFileSync(readyFile, 'utf8'));
+      const issuesUrl = `${release.gatewayUrl}/api/v1/teams/${team.team_id}/organizations/${load.organizationId}/projects/${load.projectId}/issues?limit=1`;
+      await waitForApiAnswers(cluster, { url: issuesUrl, token: team.token });
     },
   );
   // A quiet stretch after: requests made once everything is back.

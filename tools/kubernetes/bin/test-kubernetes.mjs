@@ -8,8 +8,7 @@
 //              Prometheus Operator's CRDs
 //   (i)        every alert and recording rule under `promtool test rules`: each alert fires in
 //              its scenario and stays silent otherwise
-// With WORKLANE_K8S_CLUSTER=1 (opt-in while the cluster phases prove themselves; `only` runs
-// just them), a real cluster too:
+// Then, as root, a real cluster (WORKLANE_K8S_CLUSTER=0 leaves it out; `only` runs just it):
 //   (b)        every service image built with buildah from tools/images/Dockerfile, on a Node base
 //              image made locally (no registry is reachable)
 //   (c)        a single-node Kubernetes entirely inside a network namespace the run creates, the
@@ -49,8 +48,9 @@ const { NAMESPACE, installMonitoringCrds, validateValueSets, noCrdNotes, refuses
 const { testAlertRules } = await import('../src/alert-rules.mjs');
 const host = await import('../src/host.mjs');
 
-const clusterMode = process.env.WORKLANE_K8S_CLUSTER ?? '';
-const withCluster = clusterMode === '1' || clusterMode === 'only';
+const clusterMode = process.env.WORKLANE_K8S_CLUSTER ?? '1';
+const asRoot = process.getuid?.() === 0;
+const withCluster = (clusterMode === '1' || clusterMode === 'only') && asRoot;
 const apiServerPhases = clusterMode !== 'only';
 
 const started = Date.now();
@@ -92,6 +92,9 @@ for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
 let tools;
 let cluster;
 try {
+  // The cluster needs root (network namespace, mounts, cgroups): without it the run fails here
+  // rather than passing on the API-server phases alone.
+  if (clusterMode !== '0' && !asRoot) suite.fail('the cluster phases need root: run as root, or WORKLANE_K8S_CLUSTER=0 for the API-server phases alone');
   if (withCluster) await host.sweepLeftovers();
   const clusterTools = ['kubernetesNode', 'buildah', 'nodeBaseImage', 'nodeRuntime', 'coredns', 'pause', 'kubeRouter', 'natsServer'];
   // The trace phase's OpenTelemetry Collector, only when that phase is to run.

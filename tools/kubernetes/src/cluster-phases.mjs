@@ -1,4 +1,4 @@
-// The cluster phases of `npm run test:kubernetes` (WORKLANE_K8S_CLUSTER=1): (b) images, (c) the
+// The cluster phases of `npm run test:kubernetes` (as root; WORKLANE_K8S_CLUSTER=0 leaves them out): (b) images, (c) the
 // cluster in its network namespace (kube-router enforcing NetworkPolicies from then on), (e) the
 // release installed with the chart's defaults (and the test's HTTPS webhook receiver), (k) the
 // NetworkPolicies checked from a pod outside the release and one inside it, (f) the API conformance suite through the gateway's Service,

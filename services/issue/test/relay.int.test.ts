@@ -323,3 +323,22 @@ describe('creates handed to their own relay', () => {
     expect((await streamEvents()).filter((event) => ids.includes(event.id)).map((event) => event.title)).toEqual(['never handed over']);
   });
 });
+
+it('publishes the events of one issue in commit order when they fall in the same millisecond', async () => {
+  const { relay } = newRelay();
+  const scope = newProject();
+  const issue = await issues.create(scope, 'SAMEMS', 1, { title: 'step 0' });
+  await issues.update(scope, issue.id, { title: 'step 1' });
+  await issues.update(scope, issue.id, { title: 'step 2' });
+  const ids = await eventIdsOf([issue.id]);
+  expect(ids).toHaveLength(3);
+  // Commit times 100 µs apart within one millisecond, written newest first so that the table
+  // holds them in the reverse of their order.
+  for (const [index, id] of [...ids.entries()].reverse()) {
+    await pool.query(`UPDATE outbox SET created_at = timestamptz '2000-01-01 00:00:00.000100+00' + make_interval(secs => $2::float8 / 10000) WHERE id = $1`, [id, index]);
+  }
+  expect(await relay.publishBatch()).toBeGreaterThanOrEqual(3);
+  await relay.stop();
+  const onStream = (await streamEvents()).filter((event) => ids.includes(event.id));
+  expect(onStream.map((event) => event.title)).toEqual(['step 0', 'step 1', 'step 2']);
+});

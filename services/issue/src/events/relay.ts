@@ -285,7 +285,9 @@ export class OutboxRelay {
       throw error;
     }
     if (rows.length === 0) return 0;
-    rows.sort((a, b) => (a.created_at < b.created_at ? -1 : a.created_at > b.created_at ? 1 : 0));
+    // The claim returns them in commit order, to the microsecond: sorted here, by the Dates pg
+    // makes of created_at (milliseconds), two events of one issue in the same millisecond could
+    // swap places.
     const byIssue = new Map<string, OutboxRow[]>();
     for (const row of rows) {
       const key = orderKey(row);
@@ -358,10 +360,12 @@ export class OutboxRelay {
          SELECT id FROM lockable
          WHERE order_key IS NULL OR order_key NOT IN (SELECT order_key FROM busy)
          LIMIT $1
+       ), claimed AS (
+         UPDATE outbox SET claimed_until = now() + make_interval(secs => $2)
+         WHERE id IN (SELECT id FROM chosen)
+         RETURNING id, subject, payload, trace_context, created_at, order_key
        )
-       UPDATE outbox SET claimed_until = now() + make_interval(secs => $2)
-       WHERE id IN (SELECT id FROM chosen)
-       RETURNING id, subject, payload, trace_context, created_at, order_key`,
+       SELECT * FROM claimed ORDER BY created_at`,
       values: [this.options.batchSize, this.leaseSeconds, marking],
     });
     return rows;

@@ -8,11 +8,11 @@
 // and (NATS) the nats-server binary. A run over unchanged inputs builds nothing.
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 
+import { commitDebianImage } from '../../dev/src/provision/node-base-image.mjs';
 import { TOOLS } from '../../dev/src/provision/versions.mjs';
-import { repoRoot, run, runChecked, say } from '../../dev/src/util.mjs';
+import { repoRoot, run, say } from '../../dev/src/util.mjs';
 import { retrySetUp, runLogged, tailOf } from './commands.mjs';
 
 const DEFINITIONS = path.join(repoRoot, 'tools', 'images', 'test-cluster');
@@ -58,49 +58,12 @@ async function ensureDebianImage(buildah, name, log) {
   if ((await imageLabel(buildah, name, KEY_LABEL)) === key) return { name, key };
   log(`making ${name} (Debian ${suite} minbase by mmdebstrap)`);
   const started = Date.now();
-  const work = fs.mkdtempSync(path.join(os.tmpdir(), 'wl-debian-image-'));
-  try {
-    const rootfs = path.join(work, 'rootfs.tar');
-    const sources = [`deb ${mirror} ${suite} main`, `deb ${mirror} ${suite}-updates main`, `deb ${securityMirror} ${suite}-security main`];
-    await runChecked(buildah.mmdebstrap, [
-      '--variant=minbase',
-      '--mode=root',
-      '--format=tar',
-      '--quiet',
-      `--customize-hook=rm -rf "$1"/var/lib/apt/lists/* "$1"/var/cache/apt/*.bin`,
-      suite,
-      rootfs,
-      ...sources,
-    ]);
-    const env = { env: buildah.env };
-    const { stdout } = await runChecked(buildah.bin, ['from', '--signature-policy', buildah.signaturePolicy, 'scratch'], env);
-    const container = stdout.trim();
-    try {
-      await runChecked(buildah.bin, ['add', container, rootfs, '/'], env);
-      await runChecked(
-        buildah.bin,
-        [
-          'config',
-          '--env',
-          'PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin',
-          '--cmd',
-          'bash',
-          '--label',
-          `${KEY_LABEL}=${key}`,
-          '--label',
-          `org.opencontainers.image.description=Debian ${suite} minbase, made locally for the Kubernetes suite`,
-          container,
-        ],
-        env,
-      );
-      await runChecked(buildah.bin, ['commit', '--signature-policy', buildah.signaturePolicy, '--rm', container, name], env);
-    } catch (error) {
-      await run(buildah.bin, ['rm', container], env);
-      throw error;
-    }
-  } finally {
-    fs.rmSync(work, { recursive: true, force: true });
-  }
+  await commitDebianImage(buildah, name, {
+    suite,
+    mirror,
+    securityMirror,
+    config: ['--cmd', 'bash', '--label', `${KEY_LABEL}=${key}`, '--label', `org.opencontainers.image.description=Debian ${suite} minbase, made locally for the Kubernetes suite`],
+  });
   if ((await imageLabel(buildah, name, KEY_LABEL)) !== key) throw new Error(`${name} was committed but buildah does not show it`);
   log(`made ${name} in ${Math.round((Date.now() - started) / 1000)} s`);
   return { name, key };

@@ -21,41 +21,12 @@ import { waitUntil } from './commands.mjs';
 import { describeReleaseForSuite } from './conformance.mjs';
 import { NATS_PODS, POSTGRES_POD, STREAMS, deleteDataPod, natsHealthy, streamReplicated, waitForDataPodBack } from './data-services.mjs';
 import { RECEIVER_HOST, RECEIVER_PORT } from './receiver.mjs';
-import { RELEASE, RELEASE_NAMESPACE, waitForReleaseReady } from './release.mjs';
+import { RELEASE, RELEASE_NAMESPACE, bootstrapTeam, waitForReleaseReady } from './release.mjs';
 
 /** The load: requests per second (half create issues), at most this many in flight, each given this long. */
 const LOAD = { ratePerSecond: 6, maxInFlight: 60, requestTimeoutMs: 20_000 };
 /** How long the receiver is given, after the load stops, to have every event (deliveries are retried 0 s and 5 s after a failure, then minutes later). */
 const EVENTS_TIMEOUT_MS = 8 * 60_000;
-
-/** One team, made with the CLI as an operator would (deploy/README.md, "First user"), from inside the namespace. */
-export async function bootstrapTeam(cluster, release) {
-  const cli = path.join(repoRoot, 'tools', 'worklane', 'bin', 'worklane.mjs');
-  const env = { ...process.env, ...release.env, CLI_PRIVATE_KEY: release.cliPrivateKey };
-  const id = `${process.pid}-${Date.now()}`;
-  const args = [
-    cli,
-    'bootstrap',
-    '--email',
-    `faults-${id}@example.test`,
-    '--password',
-    `password-${id}`,
-    '--team',
-    `Faults ${id}`,
-    '--organization',
-    'Faults',
-    '--token-name',
-    'load',
-  ];
-  const { code, stdout, stderr } = await cluster.inNamespace(process.execPath, args, { env });
-  if (code !== 0) throw new Error(`worklane bootstrap failed: ${stderr}${stdout}`);
-  const line = stdout
-    .trim()
-    .split('\n')
-    .reverse()
-    .find((l) => l.trim().startsWith('{'));
-  return JSON.parse(line);
-}
 
 /** Failed requests of the window [from, to) and when the API answered everything again (ms after `from`; 0 when nothing failed). */
 export function windowFigures(requests, from, to) {
@@ -104,7 +75,7 @@ async function waitForApiAnswers(cluster, { url, token, times = 3 }) {
 
 export async function runFaults(suite, cluster, { receiver, workDir }) {
   const release = await describeReleaseForSuite(cluster, { receiver });
-  const team = await bootstrapTeam(cluster, release);
+  const team = await bootstrapTeam(cluster, release, { name: 'Faults', tokenName: 'load' });
   const receiverPath = `/faults-${team.team_id}`;
   const readyFile = path.join(workDir, 'load-ready.json');
   const resultFile = path.join(workDir, 'load-result.json');

@@ -119,3 +119,28 @@ export async function testRelease(cluster, timeoutMs = 5 * 60_000) {
   }
   return result.stdout;
 }
+
+/** Runs the `worklane` CLI from inside the namespace, as an operator of the release; returns the JSON it prints last. */
+export async function worklaneCli(cluster, release, args) {
+  const bin = path.join(repoRoot, 'tools', 'worklane', 'bin', 'worklane.mjs');
+  const env = { ...process.env, ...release.env, CLI_PRIVATE_KEY: release.cliPrivateKey };
+  const { code, stdout, stderr } = await cluster.inNamespace(process.execPath, [bin, ...args], { env });
+  if (code !== 0) throw new Error(`worklane ${args[0]} failed: ${stderr}${stdout}`);
+  const line = stdout
+    .trim()
+    .split('\n')
+    .reverse()
+    .find((l) => l.trim().startsWith('{'));
+  return JSON.parse(line);
+}
+
+/**
+ * A team of its own, made with the CLI's `bootstrap` as an operator would (deploy/README.md,
+ * "First user"): the user, team, organization and first token; the user's email comes back too.
+ */
+export async function bootstrapTeam(cluster, release, { name, tokenName }) {
+  const id = `${process.pid}-${Date.now()}`;
+  const email = `${name.toLowerCase()}-${id}@example.test`;
+  const args = ['--email', email, '--password', `password-${id}`, '--team', `${name} ${id}`, '--organization', name, '--token-name', tokenName];
+  return { ...(await worklaneCli(cluster, release, ['bootstrap', ...args])), email };
+}

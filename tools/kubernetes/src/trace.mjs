@@ -14,15 +14,14 @@
 //   - every span of the trace carries the chart's resource attributes (release, image tag,
 //     namespace, Deployment, pod, node) and the ones given in otel.resourceAttributes.
 // The release keeps exporting to the collector after this phase (it is the last one).
-import path from 'node:path';
 
-import { repoRoot, say } from '../../dev/src/util.mjs';
+import { say } from '../../dev/src/util.mjs';
 import { NODE_NAME } from './cluster.mjs';
 import { COLLECTOR_ENDPOINT, COLLECTOR_NAMESPACE, importCollectorImage, startCollector } from './collector.mjs';
 import { waitUntil } from './commands.mjs';
 import { describeReleaseForSuite } from './conformance.mjs';
 import { RECEIVER_HOST, RECEIVER_PORT } from './receiver.mjs';
-import { RELEASE, RELEASE_NAMESPACE, upgradeRelease, waitForReleaseReady } from './release.mjs';
+import { RELEASE, RELEASE_NAMESPACE, bootstrapTeam, upgradeRelease, waitForReleaseReady, worklaneCli } from './release.mjs';
 
 /** OTLP span kinds, as the collector writes them. */
 const SERVER = 2;
@@ -43,20 +42,6 @@ export function traceValues(runId) {
     // The services' way out to OTLP narrowed to the collector's namespace, as docs/kubernetes.md advises.
     networkPolicy: { otlp: { to: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': COLLECTOR_NAMESPACE } } }] } },
   };
-}
-
-/** The CLI (tools/worklane) run inside the namespace with the release's addresses and operator key; resolves its JSON line. */
-async function cli(cluster, release, args) {
-  const bin = path.join(repoRoot, 'tools', 'worklane', 'bin', 'worklane.mjs');
-  const env = { ...process.env, ...release.env, CLI_PRIVATE_KEY: release.cliPrivateKey };
-  const { code, stdout, stderr } = await cluster.inNamespace(process.execPath, [bin, ...args], { env });
-  if (code !== 0) throw new Error(`worklane ${args[0]} failed: ${stderr}${stdout}`);
-  const line = stdout
-    .trim()
-    .split('\n')
-    .reverse()
-    .find((l) => l.trim().startsWith('{'));
-  return JSON.parse(line);
 }
 
 /**
@@ -158,23 +143,9 @@ export async function runTrace(suite, cluster, { receiver, workDir, buildah, col
   if (!upgraded) return;
 
   const release = await describeReleaseForSuite(cluster, { receiver });
-  const id = `${process.pid}-${Date.now()}`;
-  const email = `trace-${id}@example.test`;
-  const team = await cli(cluster, release, [
-    'bootstrap',
-    '--email',
-    email,
-    '--password',
-    `password-${id}`,
-    '--team',
-    `Trace ${id}`,
-    '--organization',
-    'Trace',
-    '--token-name',
-    'set-up',
-  ]);
+  const team = await bootstrapTeam(cluster, release, { name: 'Trace', tokenName: 'set-up' });
   // A token no gateway replica has seen: its check goes to the token service, inside the call's trace.
-  const fresh = await cli(cluster, release, ['token', 'create', '--team', String(team.team_id), '--email', email, '--name', 'traced-call']);
+  const fresh = await worklaneCli(cluster, release, ['token', 'create', '--team', String(team.team_id), '--email', team.email, '--name', 'traced-call']);
   const receiverPath = `/trace-${team.team_id}`;
   const receiverUrl = `https://${RECEIVER_HOST}:${RECEIVER_PORT}${receiverPath}`;
   const client = await cluster.inNamespace(process.execPath, [

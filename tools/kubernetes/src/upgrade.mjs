@@ -24,10 +24,10 @@ import path from 'node:path';
 import { repoRoot, run, say } from '../../dev/src/util.mjs';
 import { retrySetUp, runLoggedChecked, waitUntil } from './commands.mjs';
 import { describeReleaseForSuite } from './conformance.mjs';
-import { bootstrapTeam, deliveredIssues, windowFigures } from './faults.mjs';
+import { deliveredIssues, windowFigures } from './faults.mjs';
 import { exportImage, imageName } from './images.mjs';
 import { RECEIVER_HOST, RECEIVER_PORT } from './receiver.mjs';
-import { RELEASE, RELEASE_NAMESPACE, describeRelease, upgradeRelease, waitForReleaseReady } from './release.mjs';
+import { RELEASE, RELEASE_NAMESPACE, bootstrapTeam, describeRelease, upgradeRelease, waitForReleaseReady } from './release.mjs';
 
 /** The load: requests per second (half create issues), at most this many in flight, each given this long. */
 const LOAD = { ratePerSecond: 6, maxInFlight: 60, requestTimeoutMs: 20_000 };
@@ -353,7 +353,7 @@ export async function runUpgrade(suite, cluster, { receiver, workDir, buildah, i
   const { service, file, column, index } = EXPAND_MIGRATION;
   const upgrade = await buildUpgradeImages({ cluster, buildah, images, workDir, log: (line) => say(`  ${line}`) });
   const release = await describeReleaseForSuite(cluster, { receiver });
-  const team = await bootstrapTeam(cluster, release);
+  const team = await bootstrapTeam(cluster, release, { name: 'Upgrade', tokenName: 'load' });
   const receiverPath = `/upgrade-${team.team_id}`;
   const before = await helmJson(cluster, ['status', RELEASE]);
   const values = await helmJson(cluster, ['get', 'values', RELEASE]);

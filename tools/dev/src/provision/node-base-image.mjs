@@ -84,33 +84,24 @@ async function stageUsrLocal(dir, values) {
   return path.join(dir, 'staging');
 }
 
-/** Makes the image: mmdebstrap's minimal Debian with /usr/local staged in and the node user, imported with buildah. */
-async function makeBaseImage(buildah, name, values, key) {
-  const work = fs.mkdtempSync(path.join(os.tmpdir(), 'wl-base-image-'));
+/**
+ * Commits `name` to buildah's storage: mmdebstrap's minimal Debian of `suite` from the given
+ * mirrors, shaped by the `hooks` (mmdebstrap customize hooks, run before apt's lists are dropped),
+ * with `config` as the arguments of `buildah config` (environment, command, labels).
+ */
+export async function commitDebianImage(buildah, name, { suite, mirror, securityMirror, hooks = [], config }) {
+  const work = fs.mkdtempSync(path.join(os.tmpdir(), 'wl-debian-image-'));
   try {
-    const staging = await stageUsrLocal(work, values);
     const rootfs = path.join(work, 'rootfs.tar');
-    const hooks = [
-      `cp -a ${staging}/. "$1/"`,
-      // The official image's node user and group, by number: the Dockerfile runs as 1000:1000.
-      `echo 'node:x:1000:1000::/home/node:/bin/bash' >> "$1/etc/passwd"`,
-      `echo 'node:x:1000:' >> "$1/etc/group"`,
-      `echo 'node:*:19000:0:99999:7:::' >> "$1/etc/shadow"`,
-      `mkdir -p "$1/home/node" && chown 1000:1000 "$1/home/node"`,
-      `rm -rf "$1"/var/lib/apt/lists/* "$1"/var/cache/apt/*.bin`,
-    ];
-    const sources = [
-      `deb ${values.mirror} ${values.suite} main`,
-      `deb ${values.mirror} ${values.suite}-updates main`,
-      `deb ${values.securityMirror} ${values.suite}-security main`,
-    ];
+    const sources = [`deb ${mirror} ${suite} main`, `deb ${mirror} ${suite}-updates main`, `deb ${securityMirror} ${suite}-security main`];
+    const allHooks = [...hooks, `rm -rf "$1"/var/lib/apt/lists/* "$1"/var/cache/apt/*.bin`];
     await runChecked(buildah.mmdebstrap, [
       '--variant=minbase',
       '--mode=root',
       '--format=tar',
       '--quiet',
-      ...hooks.map((hook) => `--customize-hook=${hook}`),
-      values.suite,
+      ...allHooks.map((hook) => `--customize-hook=${hook}`),
+      suite,
       rootfs,
       ...sources,
     ]);
@@ -119,31 +110,47 @@ async function makeBaseImage(buildah, name, values, key) {
     const container = stdout.trim();
     try {
       await runChecked(buildah.bin, ['add', container, rootfs, '/'], env);
-      await runChecked(
-        buildah.bin,
-        [
-          'config',
-          '--env',
-          'PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin',
-          '--env',
-          `NODE_VERSION=${values.node}`,
-          '--cmd',
-          'node',
-          '--label',
-          `${KEY_LABEL}=${key}`,
-          '--label',
-          `org.opencontainers.image.description=Node ${values.node} on Debian ${values.suite}, made locally for the Kubernetes suite`,
-          container,
-        ],
-        env,
-      );
+      await runChecked(buildah.bin, ['config', '--env', 'PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin', ...config, container], env);
       await runChecked(buildah.bin, ['commit', '--signature-policy', buildah.signaturePolicy, '--rm', container, name], env);
     } catch (error) {
-      await runChecked(buildah.bin, ['rm', container], env).catch(() => undefined);
+      await run(buildah.bin, ['rm', container], env);
       throw error;
     }
   } finally {
     fs.rmSync(work, { recursive: true, force: true });
+  }
+}
+
+/** Makes the image: mmdebstrap's minimal Debian with /usr/local staged in and the node user. */
+async function makeBaseImage(buildah, name, values, key) {
+  const staging = fs.mkdtempSync(path.join(os.tmpdir(), 'wl-base-image-'));
+  try {
+    const usrLocal = await stageUsrLocal(staging, values);
+    await commitDebianImage(buildah, name, {
+      suite: values.suite,
+      mirror: values.mirror,
+      securityMirror: values.securityMirror,
+      hooks: [
+        `cp -a ${usrLocal}/. "$1/"`,
+        // The official image's node user and group, by number: the Dockerfile runs as 1000:1000.
+        `echo 'node:x:1000:1000::/home/node:/bin/bash' >> "$1/etc/passwd"`,
+        `echo 'node:x:1000:' >> "$1/etc/group"`,
+        `echo 'node:*:19000:0:99999:7:::' >> "$1/etc/shadow"`,
+        `mkdir -p "$1/home/node" && chown 1000:1000 "$1/home/node"`,
+      ],
+      config: [
+        '--env',
+        `NODE_VERSION=${values.node}`,
+        '--cmd',
+        'node',
+        '--label',
+        `${KEY_LABEL}=${key}`,
+        '--label',
+        `org.opencontainers.image.description=Node ${values.node} on Debian ${values.suite}, made locally for the Kubernetes suite`,
+      ],
+    });
+  } finally {
+    fs.rmSync(staging, { recursive: true, force: true });
   }
 }
 

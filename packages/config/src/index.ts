@@ -74,6 +74,15 @@ export function baseServiceSchema(serviceName: string) {
     OTEL_SERVICE_NAME: z.string().default(serviceName).describe('Service name on traces'),
     OTEL_EXPORTER_OTLP_ENDPOINT: z.url().optional().describe('OTLP/HTTP endpoint; traces are exported only when set'),
     SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().positive().default(25_000).describe('Deadline for a graceful stop after SIGTERM'),
+    SHUTDOWN_DRAIN_MS: z.coerce
+      .number()
+      .int()
+      .min(0)
+      .max(300_000)
+      .default(5_000)
+      .describe(
+        'After SIGTERM, how long the HTTP server goes on answering on its open connections, each answer closing its connection, before it closes the idle ones (ends early once none is left; part of SHUTDOWN_TIMEOUT_MS). Clients move to another replica without a reset; 0 closes idle connections at once',
+      ),
   };
 }
 

@@ -7,7 +7,14 @@ import { GRPC_SERVICES, HTTP_CALLEES, PRINCIPALS, SERVICES, serviceInfo, service
 import type { SigningKeyPair } from './keys';
 
 /** Passed through to every service when set in the environment. */
-export const PASS_THROUGH: readonly string[] = Object.freeze(['LOG_LEVEL', 'OTEL_EXPORTER_OTLP_ENDPOINT', 'SHUTDOWN_TIMEOUT_MS', 'DATABASE_POOL_MAX', 'MIGRATE_ON_START']);
+export const PASS_THROUGH: readonly string[] = Object.freeze([
+  'LOG_LEVEL',
+  'OTEL_EXPORTER_OTLP_ENDPOINT',
+  'SHUTDOWN_TIMEOUT_MS',
+  'SHUTDOWN_DRAIN_MS',
+  'DATABASE_POOL_MAX',
+  'MIGRATE_ON_START',
+]);
 
 export type Env = Record<string, string>;
 export type Ports = Record<ServiceName, { http: number; grpc: number | null; metrics: number }>;

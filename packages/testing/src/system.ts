@@ -88,13 +88,17 @@ export async function startSystem(options: StartSystemOptions = {}): Promise<Sys
     webhookSecretKey: extra.WEBHOOK_SECRET_KEY ?? randomKey(),
   };
   const envs = serviceEnv({ databaseUrl: database.url, natsUrl, keys, ports });
-  const shared: Env = { ...sharedEnv({ databaseUrl: database.url, natsUrl, keys, ports }), ...extra };
+  // A test system stops with its suite, while the suite's clients still hold idle connections that
+  // would keep each service draining for the whole of its SHUTDOWN_DRAIN_MS: a short drain here (the
+  // shutdown tests set the drain they test).
+  const harness: Env = { SHUTDOWN_DRAIN_MS: '1000' };
+  const shared: Env = { ...harness, ...sharedEnv({ databaseUrl: database.url, natsUrl, keys, ports }), ...extra };
   // The system's own gateway lets the tests' bursts through (suites create hundreds of objects
   // back to back); the rates stay the defaults. The rate-limit tests start gateways of their own
   // with the limits they test (startService takes none of these).
   envs.gateway = { ...envs.gateway, RATE_LIMIT_BURST: '100000', RATE_LIMIT_TEAM_BURST: '100000' };
   for (const name of Object.keys(envs) as ServiceName[]) {
-    envs[name] = { ...envs[name], ...extra };
+    envs[name] = { ...harness, ...envs[name], ...extra };
     for (const [k, v] of Object.entries(options.serviceEnv?.[name] ?? {})) {
       if (v !== undefined && v !== null) envs[name][k] = String(v);
     }

@@ -40,7 +40,7 @@ async function main(): Promise<void> {
   const metricsServer = await serveMetrics(metrics, config.METRICS_PORT, config.HOST);
 
   lifecycle
-    .onShutdown('http', () => closeHttpServer(server))
+    .onShutdown('http', () => closeHttpServer(server, config.SHUTDOWN_DRAIN_MS))
     .onShutdown('token client', () => accounts.close())
     .onShutdown('metrics', () => closeMetricsServer(metricsServer))
     .onShutdown('tracing', () => tracing.shutdown());

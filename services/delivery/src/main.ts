@@ -252,7 +252,7 @@ async function main(): Promise<void> {
   const metricsServer = await serveMetrics(metrics, config.METRICS_PORT, config.HOST);
 
   lifecycle
-    .onShutdown('http', () => closeHttpServer(server))
+    .onShutdown('http', () => closeHttpServer(server, config.SHUTDOWN_DRAIN_MS))
     // Events not yet fanned out stay unacked and go to another replica.
     .onShutdown('event consumer', () => consumer.stop())
     // Events in the backlog stay there for the next drain, by any replica.

@@ -99,6 +99,15 @@ export const configSchema = z.object({
     .max(600_000)
     .default(30_000)
     .describe('Longest wait for a service to answer a proxied request; past it the request gets 503'),
+  UPSTREAM_IDLE_TIMEOUT_MS: z.coerce
+    .number()
+    .int()
+    .min(100)
+    .max(600_000)
+    .default(4_000)
+    .describe(
+      "How long a kept-alive connection to a service may wait unused before the gateway closes it; below the services' SHUTDOWN_DRAIN_MS, so a service that is stopping never closes a connection under a request the gateway is sending",
+    ),
   REQUEST_BODY_MAX_BYTES: z.coerce
     .number()
     .int()

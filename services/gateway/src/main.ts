@@ -34,7 +34,7 @@ async function main(): Promise<void> {
     rateLimiter.sweep();
     teamRateLimiter.sweep();
   }, 60_000).unref();
-  const agents = createAgents();
+  const agents = createAgents(config.UPSTREAM_IDLE_TIMEOUT_MS);
   const followsChanges = config.GATEWAY_TOKEN_CHANGES_INTERVAL_MS > 0 && config.GATEWAY_AUTH_CACHE_TTL_MS > 0;
   const authenticator = new TokenAuthenticator(tokenClient, config.AUTHENTICATE_TIMEOUT_MS, logger, { ttlMs: config.GATEWAY_AUTH_CACHE_TTL_MS, followsChanges });
   authenticator.registerMetrics(metrics.registry);
@@ -83,7 +83,7 @@ async function main(): Promise<void> {
   const metricsServer = await serveMetrics(metrics, config.METRICS_PORT, config.HOST);
 
   lifecycle
-    .onShutdown('http', () => closeHttpServer(server))
+    .onShutdown('http', () => closeHttpServer(server, config.SHUTDOWN_DRAIN_MS))
     .onShutdown('rate limit sync', async () => void (await rateLimitSync?.stop(config.RATE_LIMIT_SYNC_TIMEOUT_MS)))
     .onShutdown('token changes', async () => void (await tokenChanges?.stop(config.AUTHENTICATE_TIMEOUT_MS)))
     .onShutdown('clients', () => {

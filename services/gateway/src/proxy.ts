@@ -1,4 +1,4 @@
-import { Agent as HttpAgent, request as httpRequest, type IncomingMessage, type OutgoingHttpHeaders, type ServerResponse } from 'node:http';
+import { Agent as HttpAgent, request as httpRequest, type ClientRequest, type IncomingMessage, type OutgoingHttpHeaders, type ServerResponse } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { writeServiceUnavailable } from '@worklane/http';
 import type { Logger } from '@worklane/observability';
@@ -10,8 +10,14 @@ export interface Agents {
   destroy(): void;
 }
 
-export function createAgents(): Agents {
-  const options = { keepAlive: true, maxSockets: 512, maxFreeSockets: 128, scheduling: 'lifo' as const };
+/**
+ * `idleTimeoutMs`: the gateway closes a connection that has waited that long unused itself, so a
+ * service that is shutting down (which answers on its open connections for SHUTDOWN_DRAIN_MS,
+ * each answer closing its connection, and then closes the idle ones) never closes a connection
+ * under a request the gateway is sending: keep it below the services' drain.
+ */
+export function createAgents(idleTimeoutMs: number): Agents {
+  const options = { keepAlive: true, maxSockets: 512, maxFreeSockets: 128, scheduling: 'lifo' as const, timeout: idleTimeoutMs };
   const http = new HttpAgent(options);
   const https = new HttpsAgent(options);
   return { http, https, destroy: () => (http.destroy(), https.destroy()) };
@@ -54,7 +60,9 @@ function measure(proxyRes: IncomingMessage, meter: (bytes: number) => void): voi
  * between: the client's headers less the hop-by-hop ones, the checked body or the client's stream,
  * and the service's status, headers and body passed straight back. Failures to reach the service
  * (refused, reset, no answer within `timeoutMs`) answer the API's one 503 (service_unavailable,
- * Retry-After: `retryAfterSeconds`), for this service's routes only; once the service has started
+ * Retry-After: `retryAfterSeconds`), for this service's routes only, but for one: a request sent
+ * on a kept-alive connection just as the service closed it is sent once more, on a new
+ * connection, when that is harmless (replayableRequest); once the service has started
  * answering, a broken response is cut off rather than completed with something else.
  */
 export function createServiceForwarder(options: {
@@ -99,45 +107,78 @@ export function createServiceForwarder(options: {
       } else if ((req.method === 'DELETE' || req.method === 'OPTIONS') && headers['content-length'] === undefined && headers['transfer-encoding'] === undefined) {
         headers['content-length'] = '0';
       }
-      const proxyReq = send({ hostname, port, agent, method: req.method, path: basePath + req.url, headers });
+      const bodyless = req.readableEnded || (req.headers['content-length'] === undefined && req.headers['transfer-encoding'] === undefined);
+      let replayable = replayableRequest(req, body !== undefined || bodyless);
       let settled = false;
       const settle = () => {
         if (settled) return;
         settled = true;
         resolve();
       };
-      proxyReq.setTimeout(options.timeoutMs, () => proxyReq.destroy(Object.assign(new Error('the service did not answer in time'), { code: 'ETIMEDOUT' })));
-      proxyReq.on('error', (error: NodeJS.ErrnoException) => {
-        // Only the first failure answers, and none once the client has gone (we cut the call then).
-        if (!settled && !clientGone) unreachable(error, req, res);
-        settle();
-      });
       // The client left: the service's work for it is abandoned too.
       let clientGone = false;
+      let current: ClientRequest | undefined;
       res.once('close', () => {
         if (!res.writableFinished) {
           clientGone = true;
-          proxyReq.destroy();
+          current?.destroy();
         }
         settle();
       });
-      proxyReq.once('response', (proxyRes) => {
-        if (forward.meter) measure(proxyRes, forward.meter);
-        res.statusCode = proxyRes.statusCode ?? 502;
-        if (proxyRes.statusMessage) res.statusMessage = proxyRes.statusMessage;
-        const noBody = proxyRes.statusCode === 204 || proxyRes.statusCode === 304 || req.httpVersion === '1.0';
-        for (const name in proxyRes.headers) {
-          if (HOP_BY_HOP.has(name) || (noBody && name === 'transfer-encoding')) continue;
-          const value = proxyRes.headers[name];
-          if (value !== undefined) res.setHeader(name, value);
-        }
-        // A service that breaks off mid-body: cut the client's response off as well.
-        proxyRes.on('error', () => res.destroy());
-        proxyRes.once('aborted', () => res.destroy());
-        proxyRes.pipe(res);
-      });
-      if (body) proxyReq.end(body);
-      else if (req.readableEnded || (req.headers['content-length'] === undefined && req.headers['transfer-encoding'] === undefined)) proxyReq.end();
-      else req.pipe(proxyReq);
+
+      // `fresh`: on a new connection of its own rather than one from the pool.
+      const attempt = (fresh: boolean) => {
+        const proxyReq = send({ hostname, port, agent: fresh ? false : agent, method: req.method, path: basePath + req.url, headers });
+        current = proxyReq;
+        let answered = false;
+        proxyReq.setTimeout(options.timeoutMs, () => proxyReq.destroy(Object.assign(new Error('the service did not answer in time'), { code: 'ETIMEDOUT' })));
+        proxyReq.on('error', (error: NodeJS.ErrnoException) => {
+          if (settled || clientGone || current !== proxyReq) return;
+          // A kept-alive connection the service closed as this request went out: the service never
+          // read it, so it is sent again once, on a new connection, if sending it twice is harmless.
+          if (!answered && replayable && proxyReq.reusedSocket && CLOSED_UNDER_US.has(error.code ?? '')) {
+            replayable = false;
+            return attempt(true);
+          }
+          // Only the first failure answers, and none once the client has gone (we cut the call then).
+          unreachable(error, req, res);
+          settle();
+        });
+        proxyReq.once('response', (proxyRes) => {
+          answered = true;
+          if (forward.meter) measure(proxyRes, forward.meter);
+          res.statusCode = proxyRes.statusCode ?? 502;
+          if (proxyRes.statusMessage) res.statusMessage = proxyRes.statusMessage;
+          const noBody = proxyRes.statusCode === 204 || proxyRes.statusCode === 304 || req.httpVersion === '1.0';
+          for (const name in proxyRes.headers) {
+            if (HOP_BY_HOP.has(name) || (noBody && name === 'transfer-encoding')) continue;
+            const value = proxyRes.headers[name];
+            if (value !== undefined) res.setHeader(name, value);
+          }
+          // A service that breaks off mid-body: cut the client's response off as well.
+          proxyRes.on('error', () => res.destroy());
+          proxyRes.once('aborted', () => res.destroy());
+          proxyRes.pipe(res);
+        });
+        if (body) proxyReq.end(body);
+        else if (bodyless) proxyReq.end();
+        else req.pipe(proxyReq);
+      };
+      attempt(false);
     });
+}
+
+/** How a pooled connection that the service closed shows up when a request is sent on it. */
+const CLOSED_UNDER_US = new Set(['ECONNRESET', 'EPIPE']);
+
+/** Methods whose request may be sent twice with the effect of once (RFC 9110 section 9.2.2). */
+const IDEMPOTENT = new Set(['GET', 'HEAD', 'OPTIONS', 'TRACE', 'PUT', 'DELETE']);
+
+/**
+ * Whether the gateway may send a request again: its body is at hand (read and checked, or none)
+ * and a second copy does no harm: an idempotent method, or an `Idempotency-Key`, which the
+ * services answer once per key.
+ */
+function replayableRequest(req: IncomingMessage, bodyAtHand: boolean): boolean {
+  return bodyAtHand && (IDEMPOTENT.has(req.method ?? '') || req.headers['idempotency-key'] !== undefined);
 }

@@ -72,7 +72,7 @@ async function main() {
   const directory = createGrpcClient(ProjectDirectory, projectGrpcAddr, signing);
   const call = (client, method, request) => unaryCall((metadata, options, done) => client[method](request, metadata, options, done));
 
-  const agents = createAgents();
+  const agents = createAgents(4_000);
   const gatewayApp = gateway.createApp({
     logger: quiet('gateway'),
     metrics: createMetrics('gateway'),

@@ -100,7 +100,7 @@ async function main(): Promise<void> {
   const metricsServer = await serveMetrics(metrics, config.METRICS_PORT, config.HOST);
 
   lifecycle
-    .onShutdown('http', () => closeHttpServer(server))
+    .onShutdown('http', () => closeHttpServer(server, config.SHUTDOWN_DRAIN_MS))
     // Whatever the relay has not published stays in the outbox for the next start or replica.
     .onShutdown('outbox relay', () => relay.stop())
     .onShutdown('idempotency key retention', () => idempotency.retention.stop())

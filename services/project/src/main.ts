@@ -33,7 +33,7 @@ async function main(): Promise<void> {
   const metricsServer = await serveMetrics(metrics, config.METRICS_PORT, config.HOST);
 
   lifecycle
-    .onShutdown('http', () => closeHttpServer(server))
+    .onShutdown('http', () => closeHttpServer(server, config.SHUTDOWN_DRAIN_MS))
     .onShutdown('grpc', () => app.grpc.shutdown())
     .onShutdown('idempotency key retention', () => idempotency.retention.stop())
     .onShutdown('database', () => pool.end())

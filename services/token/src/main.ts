@@ -39,7 +39,7 @@ async function main(): Promise<void> {
     .onShutdown('grpc', () => app.grpc.shutdown())
     .onShutdown('rate limit sweep', async () => void (await rateLimitSweep.stop()))
     .onShutdown('token change retention', async () => void (await tokenChangeRetention.stop()))
-    .onShutdown('http', () => closeHttpServer(server))
+    .onShutdown('http', () => closeHttpServer(server, config.SHUTDOWN_DRAIN_MS))
     .onShutdown('database', () => pool.end())
     .onShutdown('metrics', () => closeMetricsServer(metricsServer))
     .onShutdown('tracing', () => tracing.shutdown());

@@ -63,6 +63,13 @@ describe('chart-level checks', () => {
     expect(renderFailure({ ...minimal, set: ['gateway.terminationGracePeriodSeconds=6'] })).toContain('gateway.terminationGracePeriodSeconds');
   });
 
+  test('the drain after SIGTERM reaches every service and must fit in the grace period', () => {
+    const configMaps = render({ ...minimal, set: ['shutdownDrainSeconds=7'] }).filter((object) => object.kind === 'ConfigMap' && object.data?.SHUTDOWN_TIMEOUT_MS);
+    expect(configMaps.length).toBe(SERVICES.length);
+    for (const configMap of configMaps) expect(configMap.data.SHUTDOWN_DRAIN_MS).toBe('7000');
+    expect(renderFailure({ ...minimal, set: ['shutdownDrainSeconds=21'] })).toContain('shutdownDrainSeconds (21)');
+  });
+
   test("a cluster older than the chart's kubeVersion is refused before anything is created", () => {
     expect(renderFailure({ ...minimal, kubeVersion: '1.29.9' })).toContain('chart requires kubeVersion: >=1.30.0-0');
     expect(render({ ...minimal, kubeVersion: '1.30.0' }).length).toBeGreaterThan(0);

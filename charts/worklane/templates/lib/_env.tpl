@@ -4,12 +4,12 @@ change shows in the pods' checksum/config annotation and rolls them; secrets are
 secretKeyRef and never copied into the ConfigMap.
 */}}
 
-{{/* Seconds of SHUTDOWN_TIMEOUT_MS: the grace period less the preStop sleep and 2 s of slack for the SIGKILL race. */}}
+{{/* Seconds of SHUTDOWN_TIMEOUT_MS: the grace period less the preStop sleep and 2 s of slack for the SIGKILL race; the drain (shutdownDrainSeconds) is part of it. */}}
 {{- define "worklane.shutdownTimeoutMs" -}}
 {{- $values := include "worklane.serviceValues" . | fromYaml -}}
 {{- $budget := sub (int $values.terminationGracePeriodSeconds) (int .root.Values.preStopSleepSeconds) | int -}}
-{{- if lt $budget 5 -}}
-{{- fail (printf "%s.terminationGracePeriodSeconds (%d) must exceed preStopSleepSeconds (%d) by at least 5 seconds" .component (int $values.terminationGracePeriodSeconds) (int .root.Values.preStopSleepSeconds)) -}}
+{{- if lt (sub $budget (int .root.Values.shutdownDrainSeconds)) 5 -}}
+{{- fail (printf "%s.terminationGracePeriodSeconds (%d) must exceed preStopSleepSeconds (%d) plus shutdownDrainSeconds (%d) by at least 5 seconds" .component (int $values.terminationGracePeriodSeconds) (int .root.Values.preStopSleepSeconds) (int .root.Values.shutdownDrainSeconds)) -}}
 {{- end -}}
 {{- mul (sub $budget 2) 1000 -}}
 {{- end -}}
@@ -26,6 +26,7 @@ secretKeyRef and never copied into the ConfigMap.
   "METRICS_PORT" (toString $root.Values.metrics.port)
   "LOG_LEVEL" $root.Values.logLevel
   "SHUTDOWN_TIMEOUT_MS" (include "worklane.shutdownTimeoutMs" .)
+  "SHUTDOWN_DRAIN_MS" (mul (int $root.Values.shutdownDrainSeconds) 1000 | toString)
 -}}
 {{- if $svc.grpc -}}
 {{- $_ := set $data "GRPC_PORT" (toString $svc.grpc) -}}

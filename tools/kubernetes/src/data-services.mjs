@@ -88,15 +88,21 @@ function localVolume({ name, claim, dir, size }) {
 
 const restricted = { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } };
 
-function postgresStatefulSet(image) {
-  const labels = { 'app.kubernetes.io/name': POSTGRES.name };
+/**
+ * A StatefulSet of one data server's pods, started together: each runs `container` (a local image)
+ * as the server's own user with no service account token, on a local volume of `storage` claimed
+ * as `server.claim`.
+ */
+function dataStatefulSet({ server, serviceName, replicas, storage, container, volumes }) {
+  const labels = { 'app.kubernetes.io/name': server.name };
   return {
     apiVersion: 'apps/v1',
     kind: 'StatefulSet',
-    metadata: { name: POSTGRES.name, namespace: DATA_NAMESPACE, labels },
+    metadata: { name: server.name, namespace: DATA_NAMESPACE, labels },
     spec: {
-      serviceName: POSTGRES.name,
-      replicas: 1,
+      serviceName,
+      replicas,
+      // A JetStream cluster needs all its peers at once to elect a leader.
       podManagementPolicy: 'Parallel',
       selector: { matchLabels: labels },
       template: {
@@ -104,111 +110,87 @@ function postgresStatefulSet(image) {
         spec: {
           automountServiceAccountToken: false,
           enableServiceLinks: false,
-          // Fast shutdown (the image's stop signal, SIGINT) ends the sessions and writes a checkpoint in seconds.
           terminationGracePeriodSeconds: 30,
-          securityContext: { runAsNonRoot: true, runAsUser: POSTGRES.uid, runAsGroup: POSTGRES.gid, seccompProfile: { type: 'RuntimeDefault' } },
-          containers: [
-            {
-              name: 'postgres',
-              image,
-              imagePullPolicy: 'Never',
-              // As the suite's local PostgreSQL runs: room for every service's pools, no waiting on the disk.
-              args: ['-c', 'max_connections=300', '-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off'],
-              env: [{ name: 'POSTGRES_PASSWORD_FILE', value: '/run/secrets/postgres/password' }],
-              ports: [{ name: 'postgres', containerPort: POSTGRES.port }],
-              readinessProbe: { exec: { command: ['pg_isready', '-h', '127.0.0.1', '-p', String(POSTGRES.port), '-U', 'postgres'] }, periodSeconds: 2, timeoutSeconds: 5 },
-              livenessProbe: {
-                exec: { command: ['pg_isready', '-h', '127.0.0.1', '-p', String(POSTGRES.port), '-U', 'postgres'] },
-                initialDelaySeconds: 30,
-                periodSeconds: 10,
-                timeoutSeconds: 5,
-                failureThreshold: 6,
-              },
-              resources: { requests: { cpu: '100m', memory: '256Mi' }, limits: { memory: '1Gi' } },
-              securityContext: restricted,
-              volumeMounts: [
-                { name: POSTGRES.claim, mountPath: '/var/lib/postgresql/data' },
-                { name: 'password', mountPath: '/run/secrets/postgres', readOnly: true },
-                { name: 'socket', mountPath: '/var/run/postgresql' },
-                { name: 'tmp', mountPath: '/tmp' },
-              ],
-            },
-          ],
-          volumes: [
-            { name: 'password', secret: { secretName: 'postgres-auth' } },
-            { name: 'socket', emptyDir: { medium: 'Memory', sizeLimit: '1Mi' } },
-            { name: 'tmp', emptyDir: { sizeLimit: '64Mi' } },
-          ],
+          securityContext: { runAsNonRoot: true, runAsUser: server.uid, runAsGroup: server.gid, seccompProfile: { type: 'RuntimeDefault' } },
+          containers: [{ imagePullPolicy: 'Never', securityContext: restricted, ...container }],
+          volumes,
         },
       },
       volumeClaimTemplates: [
         {
-          metadata: { name: POSTGRES.claim },
-          spec: { accessModes: ['ReadWriteOnce'], storageClassName: STORAGE_CLASS, resources: { requests: { storage: '2Gi' } } },
+          metadata: { name: server.claim },
+          spec: { accessModes: ['ReadWriteOnce'], storageClassName: STORAGE_CLASS, resources: { requests: { storage } } },
         },
       ],
     },
   };
 }
 
-function natsStatefulSet(image) {
-  const labels = { 'app.kubernetes.io/name': NATS.name };
-  const healthz = (query) => ({ httpGet: { path: `/healthz${query}`, port: NATS.monitor } });
-  return {
-    apiVersion: 'apps/v1',
-    kind: 'StatefulSet',
-    metadata: { name: NATS.name, namespace: DATA_NAMESPACE, labels },
-    spec: {
-      serviceName: NATS.headless,
-      replicas: NATS.replicas,
-      // All three at once: a JetStream cluster needs its peers to elect a leader.
-      podManagementPolicy: 'Parallel',
-      selector: { matchLabels: labels },
-      template: {
-        metadata: { labels },
-        spec: {
-          automountServiceAccountToken: false,
-          enableServiceLinks: false,
-          terminationGracePeriodSeconds: 30,
-          securityContext: { runAsNonRoot: true, runAsUser: NATS.uid, runAsGroup: NATS.gid, seccompProfile: { type: 'RuntimeDefault' } },
-          containers: [
-            {
-              name: 'nats',
-              image,
-              imagePullPolicy: 'Never',
-              args: ['--config', '/etc/nats/nats.conf'],
-              env: [
-                { name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
-                { name: 'GOMEMLIMIT', value: '400MiB' },
-              ],
-              ports: [
-                { name: 'client', containerPort: NATS.client },
-                { name: 'cluster', containerPort: NATS.cluster },
-                { name: 'monitor', containerPort: NATS.monitor },
-              ],
-              // Started once JetStream is current (its streams caught up); Ready and alive while JetStream is on.
-              startupProbe: { ...healthz(''), periodSeconds: 2, timeoutSeconds: 5, failureThreshold: 90 },
-              readinessProbe: { ...healthz('?js-enabled-only=true'), periodSeconds: 2, timeoutSeconds: 5 },
-              livenessProbe: { ...healthz('?js-enabled-only=true'), periodSeconds: 10, timeoutSeconds: 5, failureThreshold: 3 },
-              resources: { requests: { cpu: '50m', memory: '64Mi' }, limits: { memory: '512Mi' } },
-              securityContext: restricted,
-              volumeMounts: [
-                { name: NATS.claim, mountPath: '/data' },
-                { name: 'config', mountPath: '/etc/nats', readOnly: true },
-              ],
-            },
-          ],
-          volumes: [{ name: 'config', configMap: { name: 'nats-config' } }],
-        },
-      },
-      volumeClaimTemplates: [
-        {
-          metadata: { name: NATS.claim },
-          spec: { accessModes: ['ReadWriteOnce'], storageClassName: STORAGE_CLASS, resources: { requests: { storage: '4Gi' } } },
-        },
+function postgresStatefulSet(image) {
+  const ready = { exec: { command: ['pg_isready', '-h', '127.0.0.1', '-p', String(POSTGRES.port), '-U', 'postgres'] } };
+  return dataStatefulSet({
+    server: POSTGRES,
+    serviceName: POSTGRES.name,
+    replicas: 1,
+    storage: '2Gi',
+    // Its stop signal (SIGINT, fast shutdown) ends the sessions and writes a checkpoint within the grace period.
+    container: {
+      name: 'postgres',
+      image,
+      // As the suite's local PostgreSQL runs: room for every service's pools, no waiting on the disk.
+      args: ['-c', 'max_connections=300', '-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off'],
+      env: [{ name: 'POSTGRES_PASSWORD_FILE', value: '/run/secrets/postgres/password' }],
+      ports: [{ name: 'postgres', containerPort: POSTGRES.port }],
+      readinessProbe: { ...ready, periodSeconds: 2, timeoutSeconds: 5 },
+      livenessProbe: { ...ready, initialDelaySeconds: 30, periodSeconds: 10, timeoutSeconds: 5, failureThreshold: 6 },
+      resources: { requests: { cpu: '100m', memory: '256Mi' }, limits: { memory: '1Gi' } },
+      volumeMounts: [
+        { name: POSTGRES.claim, mountPath: '/var/lib/postgresql/data' },
+        { name: 'password', mountPath: '/run/secrets/postgres', readOnly: true },
+        { name: 'socket', mountPath: '/var/run/postgresql' },
+        { name: 'tmp', mountPath: '/tmp' },
       ],
     },
-  };
+    volumes: [
+      { name: 'password', secret: { secretName: 'postgres-auth' } },
+      { name: 'socket', emptyDir: { medium: 'Memory', sizeLimit: '1Mi' } },
+      { name: 'tmp', emptyDir: { sizeLimit: '64Mi' } },
+    ],
+  });
+}
+
+function natsStatefulSet(image) {
+  const healthz = (query) => ({ httpGet: { path: `/healthz${query}`, port: NATS.monitor } });
+  return dataStatefulSet({
+    server: NATS,
+    serviceName: NATS.headless,
+    replicas: NATS.replicas,
+    storage: '4Gi',
+    container: {
+      name: 'nats',
+      image,
+      args: ['--config', '/etc/nats/nats.conf'],
+      env: [
+        { name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
+        { name: 'GOMEMLIMIT', value: '400MiB' },
+      ],
+      ports: [
+        { name: 'client', containerPort: NATS.client },
+        { name: 'cluster', containerPort: NATS.cluster },
+        { name: 'monitor', containerPort: NATS.monitor },
+      ],
+      // Started once JetStream is current (its streams caught up); Ready and alive while JetStream is on.
+      startupProbe: { ...healthz(''), periodSeconds: 2, timeoutSeconds: 5, failureThreshold: 90 },
+      readinessProbe: { ...healthz('?js-enabled-only=true'), periodSeconds: 2, timeoutSeconds: 5 },
+      livenessProbe: { ...healthz('?js-enabled-only=true'), periodSeconds: 10, timeoutSeconds: 5, failureThreshold: 3 },
+      resources: { requests: { cpu: '50m', memory: '64Mi' }, limits: { memory: '512Mi' } },
+      volumeMounts: [
+        { name: NATS.claim, mountPath: '/data' },
+        { name: 'config', mountPath: '/etc/nats', readOnly: true },
+      ],
+    },
+    volumes: [{ name: 'config', configMap: { name: 'nats-config' } }],
+  });
 }
 
 /**

@@ -20,8 +20,7 @@
 //              of the release), a gateway pod can, and the blocking is the controller's
 //   (f)        the API conformance suite (tools/contract-tests) run unchanged through the
 //              gateway's Service, and an issue event delivered to an HTTPS receiver pod
-//   (g)        only when named (WORKLANE_K8S_PHASES=g; not in CI until connection draining is
-//              built): helm upgrade under load to a tag whose only change is an expand migration,
+//   (g)        helm upgrade under load to a tag whose only change is an expand migration,
 //              then helm rollback: 0 failed requests, every event received, the migration
 //              applied before any new pod, old pods serving on the migrated schema
 //   (h)        faults under load (a pod of each service, a NATS server, PostgreSQL): 0 events

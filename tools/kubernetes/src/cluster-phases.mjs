@@ -62,23 +62,15 @@ async function waitForPodPhase(cluster, namespace, name, phases, timeoutMs) {
 }
 
 /**
- * Phases that run only when WORKLANE_K8S_PHASES names them. (g), the rolling upgrade under load,
- * still loses a request now and then (a 503 or a reset while old pods stop: the services close
- * idle keep-alive connections at SIGTERM instead of draining them), so it stays out of CI until
- * connection draining is built.
- */
-const NAMED_ONLY = ['g'];
-
-/**
- * Whether a phase after the install runs: all of them but NAMED_ONLY unless WORKLANE_K8S_PHASES
- * names some (`WORKLANE_K8S_PHASES=f,h`), for working on one phase without waiting for the others.
+ * Whether a phase after the install runs: all of them unless WORKLANE_K8S_PHASES names some
+ * (`WORKLANE_K8S_PHASES=f,h`), for working on one phase without waiting for the others.
  */
 export function phaseSelected(letter) {
   const chosen = (process.env.WORKLANE_K8S_PHASES ?? '')
     .split(',')
     .map((part) => part.trim())
     .filter(Boolean);
-  return chosen.length === 0 ? !NAMED_ONLY.includes(letter) : chosen.includes(letter);
+  return chosen.length === 0 || chosen.includes(letter);
 }
 
 export async function runClusterPhases({ suite, tools, processes, workDir, onCluster }) {

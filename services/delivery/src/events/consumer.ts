@@ -12,8 +12,8 @@ import {
 import { BackgroundWorker, type Logger, type PassResult, type Registry } from '@worklane/observability';
 import type { WebhookDirectory, WebhookTarget } from '../clients/webhooks';
 import type { ClaimedDelivery, DeliveryStore, EventFanOut } from '../data/deliveries';
+import { FairGroupCommit } from '../data/fair-group-commit';
 import type { FanOutBacklog } from '../data/fan-out-backlog';
-import { GroupCommit } from '../data/group-commit';
 import type { EventHeader } from '../domain/delivery';
 import type { FanOutBudget } from './fan-out-budget';
 import { readIncomingEvent } from './incoming-event';
@@ -73,8 +73,12 @@ export interface EventConsumerOptions {
  * written together by the next one (no linger: an idle replica writes each event at once).
  */
 const FAN_OUT_BATCH = 200;
-/** Fan-out statements in flight at once. */
-const FAN_OUT_WRITES = 2;
+/**
+ * Fan-out statements in flight at once. Each carries the events of one team, and one team holds
+ * all of them but one at most (FairGroupCommit): one team's burst leaves a statement free for the
+ * others' events.
+ */
+const FAN_OUT_WRITES = 3;
 
 /** How long a failed event waits before JetStream offers it again. */
 const RETRY_EVENT_MS = 2_000;
@@ -112,7 +116,7 @@ export class EventConsumer {
   private messages: ConsumerMessages | undefined;
   private readonly slots: Slots;
   private readonly handling = new Set<Promise<void>>();
-  private readonly fanOuts: GroupCommit<Omit<EventFanOut, 'webhookIds'>, number>;
+  private readonly fanOuts: FairGroupCommit<number, Omit<EventFanOut, 'webhookIds'>, number>;
   /**
    * Stream sequences of the events of each issue this replica is fanning out (received, deliveries
    * not yet stored): a later event of an issue never takes the fast path past an earlier one that
@@ -122,7 +126,7 @@ export class EventConsumer {
 
   constructor(private readonly options: EventConsumerOptions) {
     this.slots = new Slots(options.concurrency);
-    this.fanOuts = new GroupCommit((events) => this.fanOut(events), FAN_OUT_BATCH, FAN_OUT_WRITES);
+    this.fanOuts = new FairGroupCommit((_teamId, events) => this.fanOut(events), FAN_OUT_BATCH, FAN_OUT_WRITES);
     this.worker = new BackgroundWorker({
       name: 'event consumer',
       logger: options.logger,
@@ -187,7 +191,7 @@ export class EventConsumer {
   }
 
   /**
-   * Stores the deliveries of a batch of events received together. The webhook service is asked
+   * Stores the deliveries of a batch of one team's events received together. The webhook service is asked
    * once per team and event name, after every event of the batch arrived, so a webhook created
    * before an event was committed is always among the answers. An event whose team is over its
    * fan-out budget (or already has events waiting) is stored whole in the backlog instead, with its
@@ -342,7 +346,7 @@ export class EventConsumer {
       },
       async () => {
         try {
-          await this.fanOuts.submit({ event: header, body, traceContext: captureTraceContext(), firstDelayMs, streamSequence: message.seq });
+          await this.fanOuts.submit(header.team_id, { event: header, body, traceContext: captureTraceContext(), firstDelayMs, streamSequence: message.seq });
           message.ack();
         } catch (error) {
           logger.warn({ err: error, eventId: header.id }, 'fanning out an event failed; it will be retried');

@@ -88,10 +88,11 @@ export async function startSystem(options: StartSystemOptions = {}): Promise<Sys
     webhookSecretKey: extra.WEBHOOK_SECRET_KEY ?? randomKey(),
   };
   const envs = serviceEnv({ databaseUrl: database.url, natsUrl, keys, ports });
-  // A test system stops with its suite, while the suite's clients still hold idle connections that
-  // would keep each service draining for the whole of its SHUTDOWN_DRAIN_MS: a short drain here (the
-  // shutdown tests set the drain they test).
-  const harness: Env = { SHUTDOWN_DRAIN_MS: '1000' };
+  // A test system stops with its suite, while the suite's clients (and the readiness checks of
+  // startService) still hold idle connections that would keep each service draining for the whole
+  // of its SHUTDOWN_DRAIN_MS, stage after stage of stop(): no drain here (the shutdown tests set
+  // the drain they test).
+  const harness: Env = { SHUTDOWN_DRAIN_MS: '0' };
   const shared: Env = { ...harness, ...sharedEnv({ databaseUrl: database.url, natsUrl, keys, ports }), ...extra };
   // The system's own gateway lets the tests' bursts through (suites create hundreds of objects
   // back to back); the rates stay the defaults. The rate-limit tests start gateways of their own

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { timestamp, withTransaction, type InSameTransaction, type Pool, type PoolClient, type Queryable } from '@worklane/db';
 import { ISSUE_EVENT_SUBJECTS, captureTraceContext, type IssueEventName } from '@worklane/messaging';
-import { diffIssue, EDITABLE_FIELDS, newIssueValues, type CreateIssueInput, type Issue, type UpdateIssueInput } from '../domain/issue';
+import { diffIssue, EDITABLE_FIELDS, newIssueValues, type CreateIssueInput, type Issue, type IssueChanges, type UpdateIssueInput } from '../domain/issue';
 
 /** Where an issue lives; every query is scoped by all three so that ids from elsewhere find nothing. */
 export interface ProjectScope {
@@ -58,6 +58,9 @@ const ISSUE_COLUMNS = [
 
 const SCOPE = 'team_id = $1 AND organization_id = $2 AND project_id = $3';
 
+/** Compare-and-set writes of one update that may miss (a concurrent update in between) before it takes the row lock. */
+const OPTIMISTIC_UPDATE_ATTEMPTS = 3;
+
 /**
  * The CTE `event` that writes the event of the change in CTE `changed` to the outbox, and the
  * final SELECT that returns the issue and wakes the relays at commit. The payload is built here, in
@@ -67,7 +70,10 @@ const SCOPE = 'team_id = $1 AND organization_id = $2 AND project_id = $3';
  * moves into the envelope, for webhooks scoped to organizations; receivers' bodies stay as they
  * are). This flat form is the outbox's record only: the relay reads it with packages/messaging and
  * publishes the event's envelope (docs/events.md).
- * `$1` is the team, `eventParam` the event id, `traceParam` the trace context.
+ * `$1` is the team, `eventParam` the event id, `traceParam` the trace context. The outbox row's
+ * `created_at`, which orders the relay's claims, is the event's own `created_at`: an update's is
+ * the time its row was changed (clock_timestamp(), taken once the row lock is held), so two
+ * updates of one issue are ordered as they committed, however their statements interleaved.
  */
 function writeEventAndReturn(event: IssueEventName, eventParam: string, traceParam: string, changesParam?: string, leaseParam?: string): string {
   const createdAt = event === 'issue.created' ? 'changed.created_at' : 'changed.updated_at';
@@ -80,8 +86,8 @@ function writeEventAndReturn(event: IssueEventName, eventParam: string, tracePar
       ]
     : ['id AS event_id', `, pg_notify('${OUTBOX_CHANNEL}', '')`];
   return `, event AS (
-       INSERT INTO outbox (id, subject, payload, trace_context, claimed_until)
-       SELECT ${eventParam}, '${ISSUE_EVENT_SUBJECTS[event]}', row_to_json(envelope)::text, ${traceParam}, ${leaseParam ? `now() + make_interval(secs => ${leaseParam})` : 'NULL'}
+       INSERT INTO outbox (id, subject, payload, trace_context, claimed_until, created_at)
+       SELECT ${eventParam}, '${ISSUE_EVENT_SUBJECTS[event]}', row_to_json(envelope)::text, ${traceParam}, ${leaseParam ? `now() + make_interval(secs => ${leaseParam})` : 'NULL'}, ${createdAt}
        FROM changed, LATERAL (
          SELECT ${eventParam}::uuid AS id, '${event}'::text AS event, ${timestamp(createdAt, 'created_at')}, $1::bigint AS team_id,
                 changed.organization_id,
@@ -200,26 +206,64 @@ export class IssueStore {
 
   /**
    * Applies the fields of `update` that differ from the stored issue. Nothing changed: nothing is
-   * written, `updated_at` stays, and no event fires. The row lock makes `changes.from` exact even
-   * under concurrent updates.
+   * written, `updated_at` stays, and no event fires. `changes.from` is exact even under concurrent
+   * updates.
+   *
+   * The issue is read, the changes worked out, then written with its event in one statement that
+   * applies only if every field the request names still holds the value read (compare and set).
+   * So the event commits in a single round trip, with no transaction held open across turns of
+   * the event loop: however busy the API is, the event is on its way to the relay as soon as
+   * PostgreSQL commits it. A concurrent update in between makes the statement change nothing,
+   * and the update is worked out again; after a few such misses, under the issue's row lock.
    */
   async update(scope: ProjectScope, issueId: number, update: UpdateIssueInput): Promise<Issue | undefined> {
+    for (let attempt = 0; attempt < OPTIMISTIC_UPDATE_ATTEMPTS; attempt += 1) {
+      const current = await this.find(scope, issueId);
+      if (!current) return undefined;
+      const changes = diffIssue(current, update);
+      if (!EDITABLE_FIELDS.some((field) => changes[field] !== undefined)) return current;
+      const written = await this.writeChanges(this.pool, scope, issueId, update, current, changes);
+      if (written) return written;
+    }
     return withTransaction(this.pool, async (client) => {
       const current = await this.lockForUpdate(client, scope, issueId);
       if (!current) return undefined;
       const changes = diffIssue(current, update);
-      const changed = EDITABLE_FIELDS.filter((field) => changes[field] !== undefined);
-      if (changed.length === 0) return current;
-      // $1 is the team (for the event), $2 the issue, $3 the event id, $4 the trace, $5 the changes.
-      const assignments = changed.map((field, index) => `${field} = $${index + 6}`);
-      const { rows } = await client.query<Issue>(
-        `WITH changed AS (
-           UPDATE issues SET ${assignments.join(', ')}, updated_at = now() WHERE id = $2 RETURNING *
-         )${writeEventAndReturn('issue.updated', '$3', '$4', '$5')}`,
-        [scope.teamId, issueId, randomUUID(), captureTraceContext(), JSON.stringify(changes), ...changed.map((field) => changes[field]?.to)],
-      );
-      return withoutNotify(rows[0] as Issue);
+      if (!EDITABLE_FIELDS.some((field) => changes[field] !== undefined)) return current;
+      return this.writeChanges(client, scope, issueId, update, current, changes);
     });
+  }
+
+  /**
+   * Writes `changes` and their issue.updated event in one statement, provided every field named by
+   * `update` still holds its value in `current`; undefined when one no longer does (nothing written).
+   */
+  private async writeChanges(db: Queryable, scope: ProjectScope, issueId: number, update: UpdateIssueInput, current: Issue, changes: IssueChanges): Promise<Issue | undefined> {
+    const changed = EDITABLE_FIELDS.filter((field) => changes[field] !== undefined);
+    const named = EDITABLE_FIELDS.filter((field) => field in update && update[field] !== undefined);
+    // $1 is the team (for the event), $2 the issue, $3 the event id, $4 the trace, $5 the changes,
+    // $6 and $7 the organization and project; then the new values, then the values read.
+    const assignments = changed.map((field, index) => `${field} = $${index + 8}`);
+    const guards = named.map((field, index) => `${field} IS NOT DISTINCT FROM $${index + 8 + changed.length}`);
+    const { rows } = await db.query<Issue>(
+      `WITH changed AS (
+         UPDATE issues SET ${assignments.join(', ')}, updated_at = clock_timestamp()
+         WHERE id = $2 AND team_id = $1 AND organization_id = $6 AND project_id = $7 AND ${guards.join(' AND ')}
+         RETURNING *
+       )${writeEventAndReturn('issue.updated', '$3', '$4', '$5')}`,
+      [
+        scope.teamId,
+        issueId,
+        randomUUID(),
+        captureTraceContext(),
+        JSON.stringify(changes),
+        scope.organizationId,
+        scope.projectId,
+        ...changed.map((field) => changes[field]?.to),
+        ...named.map((field) => current[field]),
+      ],
+    );
+    return rows[0] ? withoutNotify(rows[0]) : undefined;
   }
 
   private async lockForUpdate(client: PoolClient, scope: ProjectScope, issueId: number): Promise<Issue | undefined> {

@@ -21,6 +21,7 @@ import { attemptResult, type DeliveryMetrics } from '../metrics';
 import { SendingBudgets } from './budgets';
 import { CircuitBreakers, isEndpointFailure, type CircuitBreakerOptions, type EndpointHealth } from './circuit-breaker';
 import { recordedHeaders, type ExchangeLimits } from './exchange';
+import { LaunchTurns } from './launch-turns';
 import type { EndpointRateLimits } from './rate-limits';
 
 export interface SenderOptions {
@@ -60,6 +61,12 @@ export interface SenderOptions {
 const CLAIM_BATCH = 100;
 /** How long a delivery waits when the webhook service cannot say whether its webhook still exists. */
 const DIRECTORY_RETRY_MS = 5_000;
+/**
+ * Attempts started in one turn of the event loop at most (LaunchTurns): starting one is about a
+ * millisecond of synchronous work, so a claim of CLAIM_BATCH deliveries is started over several
+ * turns, teams in turn, and whatever else the replica has to do goes in between.
+ */
+const LAUNCHES_PER_TURN = 8;
 /** Finished attempts free slots; waiting this long lets several be refilled by one claim. */
 const REFILL_DELAY_MS = 5;
 /** Bytes of response body, and of each header list, an attempt keeps when no limits are given. */
@@ -117,6 +124,7 @@ export class DeliverySender {
   private readonly attempts = new Set<Promise<void>>();
   private readonly resolving = new Map<string, Promise<CheckedAddress[]>>();
   private readonly recorder: GroupCommit<{ delivery: ClaimedDelivery; outcome: AttemptOutcome }, boolean>;
+  private readonly turns = new LaunchTurns(LAUNCHES_PER_TURN);
 
   constructor(private readonly options: SenderOptions) {
     this.recorder = new GroupCommit(
@@ -331,7 +339,10 @@ export class DeliverySender {
     }
   }
 
-  /** Runs one attempt in a slot already taken; `giveBack` frees the slot (called once). */
+  /**
+   * Runs one attempt in a slot already taken, in its team's turn (LaunchTurns); `giveBack` frees
+   * the slot (called once).
+   */
   private launchOne(delivery: ClaimedDelivery, webhook: Promise<WebhookTarget | null>, giveBack: () => void): void {
     // The receiver's slot frees as soon as the exchange ends; recording it needs no receiver.
     let released = false;
@@ -340,7 +351,10 @@ export class DeliverySender {
       released = true;
       giveBack();
     };
-    const attempt = this.attempt(delivery, webhook, releaseSlot)
+    // Started in its turn: a burst of one team's attempts is spread over turns of the event loop.
+    const attempt = this.turns
+      .next(delivery.teamId)
+      .then(() => this.attempt(delivery, webhook, releaseSlot))
       .catch((error) => this.options.logger.error({ err: error, deliveryId: delivery.id }, 'delivery attempt failed unexpectedly'))
       .finally(() => {
         this.attempts.delete(attempt);

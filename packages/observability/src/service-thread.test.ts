@@ -30,6 +30,7 @@ describe('ServiceThread', () => {
     const text = await new ThreadedRegistry(own, [thread]).metrics();
     expect(text).toContain('worklane_test_own_total{service="test-service"} 2');
     expect(text).toContain('worklane_test_thread_messages_total{service="test-service"} 3');
+    expect(text).toMatch(/^worklane_thread_eventloop_lag_p99_seconds\{thread="counting",service="test-service"\} [\d.e-]+$/m);
 
     await thread.stop(5_000);
     expect(stopping).toBe(true);

@@ -2,6 +2,7 @@
 // serves (large pages, request bodies, signature checks, their garbage collection) cannot delay
 // that work, and that work cannot delay the API. The thread has its own V8 heap and its own
 // connections; it talks to the main thread by messages only.
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { Worker, parentPort } from 'node:worker_threads';
 import type { Logger } from './logger';
 import { promClient, type Registry } from './metrics';
@@ -117,18 +118,32 @@ export class ServiceThread {
  * The thread's end of the channel. `ready` tells the service the thread has started; `onStop` is
  * run when the service stops (the thread then ends once its connections are closed). `registry`
  * holds the thread's metrics: the service's metrics listener serves them with its own
- * (ThreadedRegistry). It has no process metrics (the service's registry has them for the process).
+ * (ThreadedRegistry). It has no process metrics (the service's registry has them for the process)
+ * but the thread's own event loop delay, `worklane_thread_eventloop_lag_p99_seconds{thread}`.
  */
 export class ThreadChannel {
   readonly registry: Registry;
   private readonly handlers = new Map<string, (message: ThreadMessage) => void>();
   private stopHandler: (() => Promise<void>) | undefined;
 
-  constructor(service: string) {
+  constructor(service: string, thread: string) {
     if (!parentPort) throw new Error('ThreadChannel is for the entry module of a service thread');
     const port = parentPort;
     this.registry = new promClient.Registry();
     this.registry.setDefaultLabels({ service });
+    // The thread's own event loop delay (the process metrics measure the main thread's).
+    const delay = monitorEventLoopDelay({ resolution: 10 });
+    delay.enable();
+    new promClient.Gauge({
+      name: 'worklane_thread_eventloop_lag_p99_seconds',
+      help: "99th percentile of a service thread's event loop delay since the last scrape",
+      labelNames: ['thread'],
+      registers: [this.registry],
+      collect() {
+        this.set({ thread }, delay.percentile(99) / 1e9);
+        delay.reset();
+      },
+    });
     port.on('message', (message: ThreadMessage) => {
       if (message.kind === METRICS) {
         this.registry.getMetricsAsJSON().then(

@@ -3,4 +3,4 @@ import { config, logger, tracing } from './instrumentation';
 import { exitOnStartupFailure, ThreadChannel } from '@worklane/observability';
 import { runPipeline } from './pipeline';
 
-runPipeline({ config, logger, tracing, channel: new ThreadChannel('delivery') }).catch((error: unknown) => exitOnStartupFailure(logger, error));
+runPipeline({ config, logger, tracing, channel: new ThreadChannel('delivery', 'delivery pipeline') }).catch((error: unknown) => exitOnStartupFailure(logger, error));

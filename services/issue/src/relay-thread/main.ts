@@ -3,4 +3,4 @@ import { config, logger, tracing } from './instrumentation';
 import { exitOnStartupFailure, ThreadChannel } from '@worklane/observability';
 import { runRelayService } from '../events/relay-service';
 
-runRelayService({ config, logger, tracing, channel: new ThreadChannel('issue') }).catch((error: unknown) => exitOnStartupFailure(logger, error));
+runRelayService({ config, logger, tracing, channel: new ThreadChannel('issue', 'outbox relay') }).catch((error: unknown) => exitOnStartupFailure(logger, error));

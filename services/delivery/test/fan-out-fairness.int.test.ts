@@ -10,12 +10,13 @@ import { createPool, migrate, type Pool } from '@worklane/db';
 import { ensureDeliveryConsumer, ensureIssueEventsStream, jetstream, jetstreamManager } from '@worklane/messaging';
 import { createLogger } from '@worklane/observability';
 import { createTestDatabase, startNatsServer, type NatsServer, type TestDatabase } from '@worklane/testing';
-import type { WebhookDirectory, WebhookTarget } from '../src/clients/webhooks';
+import type { WebhookDirectory } from '../src/clients/webhooks';
 import { DeliveryStore } from '../src/data/deliveries';
 import { FanOutBacklog } from '../src/data/fan-out-backlog';
 import { EventConsumer } from '../src/events/consumer';
 import { FanOutBudget } from '../src/events/fan-out-budget';
 import { eventually } from './support/system';
+import { webhookTarget } from './support/webhook-target';
 
 jest.setTimeout(60_000);
 
@@ -31,23 +32,9 @@ let consumer: EventConsumer;
 /** Webhook look-ups of the flooding team wait until released (while `holding`); the other team's answer at once. */
 const held: { teamId: number; release: () => void }[] = [];
 let holding = true;
-const target = (teamId: number, id: number): WebhookTarget => ({
-  id,
-  teamId,
-  url: `https://receiver.example/${id}`,
-  events: ['issue.created'],
-  active: true,
-  secret: 'a-fairness-test-signing-key',
-  previousSecrets: [],
-  ed25519PrivateKey: null,
-  organizationIds: [],
-  projectIds: [],
-  rateLimitPerSecond: null,
-  operationalEvents: [],
-});
 const directory: WebhookDirectory = {
   async listSubscriptions(teamId) {
-    const answer = [target(teamId, teamId * 100 + 1)];
+    const answer = [webhookTarget(teamId * 100 + 1, teamId)];
     if (teamId !== FLOOD_TEAM || !holding) return answer;
     await new Promise<void>((resolve) => held.push({ teamId, release: resolve }));
     return answer;

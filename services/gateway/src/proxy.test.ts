@@ -21,6 +21,8 @@ async function closingService(): Promise<{ server: Server; requests: string[] }>
     req.resume();
     req.once('end', () => res.end(JSON.stringify({ ok: true })));
   });
+  // It keeps idle connections far longer than any test: only the gateway's own timeout closes one.
+  server.keepAliveTimeout = 600_000;
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return { server, requests };
 }

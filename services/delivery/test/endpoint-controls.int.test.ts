@@ -118,7 +118,14 @@ describe('per-issue order', () => {
     expect(ofIssue(ordered.id).map(describeRequest)).toEqual(['created', 'created', 'updated:status', 'updated:priority']);
     expect(ofIssue(other.id).map(describeRequest)).toEqual(['created']);
 
-    const log = await logOf(webhook.id);
+    // The receiver has the last request before the pipeline records its attempt: wait until all
+    // three deliveries are finished in the log, then look at how they ended.
+    const log = await eventually(
+      () => logOf(webhook.id),
+      (entries) => entries.filter((delivery) => delivery.issue_id === ordered.id && delivery.status !== 'pending').length === 3,
+      20_000,
+      "the issue's three deliveries to be finished in the log",
+    );
     const ofOrdered = log.filter((delivery) => delivery.issue_id === ordered.id);
     expect(ofOrdered).toHaveLength(3);
     expect(ofOrdered.every((delivery) => delivery.status === 'succeeded' && !delivery.out_of_order)).toBe(true);

@@ -11,7 +11,10 @@
 // under full load), then open loop at a fixed rate well below saturation: each request leaves at
 // its due time whether or not earlier ones were answered, and its latency counts from that due
 // time (no coordinated omission). The gateway's added latency is its p50 and p99 at that rate minus
-// direct's. Prints the machine, requests/s, p50 and p99 for both, their ratio, the added latency
+// direct's. A create counts the team's projects under its quota lock, so it costs more as the
+// team grows: every create run starts from the same projects (those of earlier runs deleted, the
+// table vacuumed), and at saturation the gateway makes as many creates as direct made in its run,
+// so both pass through the same states and the ratio is one of times. Prints the machine, requests/s, p50 and p99 for both, their ratio, the added latency
 // and each service's peak RSS, against the targets: added p50 <= 0.5 ms and p99 <= 2 ms, at
 // saturation >= 80% of direct for list and >= 90% for create. It ends with one JSON line:
 //   {"bench":"gateway","added_p50_ms":…,"added_p99_ms":…,"list_ratio":…,"create_ratio":…}
@@ -67,6 +70,7 @@ const { createGrpcClient, unaryCall } = require('@worklane/grpc');
 const { signIdentity } = require('@worklane/http');
 const { loadProto } = require('@worklane/proto');
 const { api, bootstrapTeam, cliEnv, signerOf, startSystem } = require('@worklane/testing');
+const pg = require('pg');
 
 const stack = await startStack({ name: 'bench', fast: FAST_DB, fresh: true });
 process.env.DATABASE_URL = stack.databaseUrl;
@@ -103,13 +107,26 @@ try {
     const created = await client.post(listPath.slice('/api/v1'.length), { name: `Seed project ${i}`, description: 'A project to list', github_repository: 'worklane/bench' });
     if (created.status !== 201) throw new Error(`seeding failed: ${created.status} ${created.text}`);
   }
-  // Each create run writes into its own, empty organization, so both start from the same state.
+  // Each create run writes into its own organization, emptied before every run (see resetCreates).
+  const createOrganizations = [];
   const organization = async (name) => {
     const created = await client.post(`/teams/${team.team_id}/organizations`, { name });
     if (created.status !== 201) throw new Error(`organization failed: ${created.status} ${created.text}`);
+    createOrganizations.push(Number(created.body.id));
     return `${teamPath}/organizations/${created.body.id}/projects`;
   };
   const createPaths = { direct: await organization('Bench direct'), gateway: await organization('Bench gateway') };
+
+  // A create counts the team's projects under the team's quota lock, so it gets slower as the team
+  // grows: thousands of projects made by one run would slow down the next. Every create run starts
+  // from the same state: the projects earlier runs made are deleted and the table vacuumed.
+  const projectDb = new pg.Client({ connectionString: system.databaseUrl });
+  await projectDb.connect();
+  const projectSchema = pg.escapeIdentifier(system.serviceEnv.project.DATABASE_SCHEMA);
+  async function resetCreates() {
+    await projectDb.query(`DELETE FROM ${projectSchema}.projects WHERE organization_id = ANY($1::bigint[])`, [createOrganizations]);
+    await projectDb.query(`VACUUM (ANALYZE) ${projectSchema}.projects`);
+  }
 
   // The team's tokens, made over gRPC as the CLI makes them (the CLI's key), a few at a time.
   say(`creating ${TOKENS} tokens...`);
@@ -221,23 +238,32 @@ try {
     };
   }
 
-  /** One autocannon run at saturation; latencies are collected per response for sub-millisecond percentiles. */
-  async function drive(scenario, target, seconds) {
+  /**
+   * One autocannon run at saturation, for `length.seconds` or for `length.amount` requests;
+   * latencies are collected per response for sub-millisecond percentiles. Throughput is the
+   * requests answered over the run's elapsed time, the same way for either length.
+   */
+  async function drive(scenario, target, length) {
     const cpuBefore = Object.fromEntries(SERVICES.map((name) => [name, cpuMicros(system.services[name].pid)]));
     const latencies = [];
-    const options = { url: targets[target].url, connections: CONNECTIONS, duration: seconds, requests: [scenarios[scenario](target)] };
+    const options = { url: targets[target].url, connections: CONNECTIONS, requests: [scenarios[scenario](target)] };
+    if (length.amount) options.amount = length.amount;
+    else options.duration = length.seconds;
+    const started = performance.now();
     const instance = autocannon(options);
     instance.on('response', (_client, statusCode, _bytes, responseTime) => {
       if (statusCode >= 200 && statusCode < 300) latencies.push(responseTime);
     });
     const result = await instance;
+    const elapsedSeconds = (performance.now() - started) / 1000;
     latencies.sort((a, b) => a - b);
     const percentile = (p) => latencies[Math.min(latencies.length - 1, Math.floor((p / 100) * latencies.length))] ?? NaN;
     const requests = result.requests.total;
     return {
       // CPU each service spent per request during the run: where the gateway path's cost goes.
       cpuMicrosPerRequest: Object.fromEntries(SERVICES.map((name) => [name, (cpuMicros(system.services[name].pid) - cpuBefore[name]) / requests])),
-      requestsPerSecond: result.requests.average,
+      requestsPerSecond: latencies.length / elapsedSeconds,
+      answered: latencies.length,
       p50: percentile(50),
       p99: percentile(99),
       ok: latencies.length,
@@ -248,12 +274,23 @@ try {
   // Everything shares the machine's cores: other work running meanwhile shows in these figures.
   const loadBefore = os.loadavg()[0];
   const results = {};
+  // Creates change what the next create costs (the team's project count): each create run starts
+  // from the same state, and through the gateway makes as many as direct made in its run, so both
+  // go through the same states and the ratio compares the time they took.
+  const resetFor = async (scenario) => {
+    if (scenario === 'create') await resetCreates();
+  };
   for (const scenario of ['list', 'create']) {
     results[scenario] = {};
     for (const target of ['direct', 'gateway']) {
-      say(`${scenario} ${target} at saturation: ${WARMUP_S} s warm-up, ${DURATION_S} s measured, ${CONNECTIONS} connections...`);
-      if (WARMUP_S > 0) await drive(scenario, target, WARMUP_S);
-      results[scenario][target] = await drive(scenario, target, DURATION_S);
+      const length = scenario === 'create' && target === 'gateway' ? { amount: results.create.direct.answered } : { seconds: DURATION_S };
+      say(`${scenario} ${target} at saturation: ${WARMUP_S} s warm-up, ${length.amount ? `${length.amount} requests` : `${DURATION_S} s`} measured, ${CONNECTIONS} connections...`);
+      if (WARMUP_S > 0) {
+        await resetFor(scenario);
+        await drive(scenario, target, { seconds: WARMUP_S });
+      }
+      await resetFor(scenario);
+      results[scenario][target] = await drive(scenario, target, length);
     }
   }
   const atRate = {};
@@ -261,10 +298,15 @@ try {
     atRate[scenario] = {};
     for (const target of ['direct', 'gateway']) {
       say(`${scenario} ${target} at ${RATE} requests/s, open loop: ${DURATION_S} s...`);
-      if (WARMUP_S > 0) await openLoopRun(scenario, target, WARMUP_S, RATE);
+      if (WARMUP_S > 0) {
+        await resetFor(scenario);
+        await openLoopRun(scenario, target, WARMUP_S, RATE);
+      }
+      await resetFor(scenario);
       atRate[scenario][target] = await openLoopRun(scenario, target, DURATION_S, RATE);
     }
   }
+  await projectDb.end();
 
   const peakRssMb = {};
   for (const name of ['gateway', 'token', 'project']) peakRssMb[name] = peakRssOf(system.services[name].pid);

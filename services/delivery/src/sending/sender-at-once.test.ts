@@ -12,7 +12,7 @@ const webhook = (id: number, teamId: number, rateLimitPerSecond: number | null =
 
 function idleSender(released: string[] = []) {
   const store = {
-    claimDue: async () => ({ deliveries: [], pacedDueAtMs: null }),
+    claimDue: async () => ({ deliveries: [], pacedDueAtMs: null, moreDue: false }),
     deferUntil: async () => 0,
     recordAttemptsAndFollow: async () => ({ recorded: [], nextOfIssueDue: 0 }),
     release: async (delivery: ClaimedDelivery) => {

@@ -107,7 +107,7 @@ export class DeliverySender {
   private readonly worker: BackgroundWorker;
   private wakeRequested = false;
   private refillTimer: NodeJS.Timeout | undefined;
-  /** Set when the last claim suggested more work is due than was taken. */
+  /** Set when the last claim suggested more work is due than was taken: freed slots are refilled at once. */
   private backlog = false;
   /** Set when the last claim took as many deliveries as it could: more may be due, and they go first. */
   private lastClaimFull = false;
@@ -201,20 +201,24 @@ export class DeliverySender {
   private async pass(): Promise<PassResult> {
     this.wakeRequested = false;
     let scannedFull = false;
+    let leftBehind = false;
     this.deferring ??= this.deferOpenEndpoints().finally(() => (this.deferring = undefined));
     const budget = this.budgets.claimBudget(CLAIM_BATCH, this.breakers);
     if (budget.limit > 0) {
       try {
-        const { deliveries: claimed, pacedDueAtMs } = await this.options.store.claimDue(budget, this.options.leaseMs, this.rotateAfter);
+        const { deliveries: claimed, pacedDueAtMs, moreDue } = await this.options.store.claimDue(budget, this.options.leaseMs, this.rotateAfter);
         this.pacedDueAtMs = pacedDueAtMs;
         scannedFull = claimed.length === budget.limit;
+        leftBehind = moreDue;
         this.lastClaimFull = scannedFull;
         const teams = new Set(claimed.map((delivery) => delivery.teamId));
         // More teams due than one claim serves: the next claim starts after the last one served.
         this.rotateAfter = teams.size >= budget.limit ? Math.max(...teams) : 0;
         this.launch(claimed);
       } finally {
-        this.backlog = scannedFull || this.budgets.free <= 0 || this.budgets.anyAtBudget;
+        // What the claim left behind, as it saw the budgets: attempts that ended while it ran freed
+        // their slots, so the budgets as they are now may not show that more is due.
+        this.backlog = scannedFull || leftBehind || this.budgets.free <= 0 || this.budgets.anyAtBudget;
       }
     } else {
       this.backlog = this.budgets.free <= 0 || this.budgets.anyAtBudget;

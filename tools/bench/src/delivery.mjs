@@ -14,6 +14,7 @@
 // PostgreSQL runs with its production settings (fsync and synchronous commit on) unless
 // BENCH_FAST_DB=1. Prints the machine, p50/p99 latency from commit and from each request's due time
 // (no coordinated omission: the load is open loop and late requests count from when they were due),
+// where that time goes, stage by stage (delivery-stages.mjs: outbox row, bus, delivery row, attempt, receipt),
 // deliveries/s against the bare loop, CPU per event summed over every process of the system
 // (services, PostgreSQL, NATS; the load generator and receiver apart), every service's peak RSS
 // and the delivery log's rows written and removed per second, against the targets below; it ends
@@ -34,6 +35,7 @@ import { say, turboBuild } from '../../dev/src/util.mjs';
 import { startBenchSystem } from './bench-system.mjs';
 import { BENCH_BUILD_FILTERS } from './build.mjs';
 import { startCpuMeter } from './cpu-meter.mjs';
+import { formatStages, measureStages, watchBus } from './delivery-stages.mjs';
 import { describeMachine } from './machine.mjs';
 import { peakRssMb } from './process-stats.mjs';
 import { makeCertificate, startReceiver } from './receiver.mjs';
@@ -94,6 +96,7 @@ async function bareLoop() {
 }
 
 let system;
+let bus;
 let exitCode = 0;
 try {
   say('starting the token, project, webhook, issue, delivery and gateway services...');
@@ -164,6 +167,8 @@ try {
   }
   const before = new Set(receiver.firstReceipt.keys());
   const createdBefore = created;
+  // When each event reaches the bus, for the stage breakdown (delivery-stages.mjs).
+  bus = await watchBus(stack.natsUrl);
   const meter = await startCpuMeter({ system, services: [...API_STACK], stackDir: stack.dir });
   say(`latency: ${RATE} issues/s through the gateway for ${DURATION_S} s, ${WEBHOOKS} webhooks each...`);
   recordDue = true;
@@ -177,10 +182,10 @@ try {
     () => `(${receiver.firstReceipt.size} of ${created * WEBHOOKS}; ${failed} creates failed)`,
   );
   const cpu = await meter.stop();
-  const latencies = [...receiver.firstReceipt.entries()]
-    .filter(([id]) => !before.has(id))
-    .map(([, receipt]) => receipt.receivedAt - receipt.createdAt)
-    .sort((a, b) => a - b);
+  await bus.close();
+  const measured = new Map([...receiver.firstReceipt.entries()].filter(([id]) => !before.has(id)));
+  const stages = await measureStages({ issueDb: system.serviceEnv.issue, deliveryDb: system.serviceEnv.delivery, receipts: measured, seenOnBus: bus.seen });
+  const latencies = [...measured.entries()].map(([, receipt]) => receipt.receivedAt - receipt.createdAt).sort((a, b) => a - b);
   const cpuPerEventMs = Object.fromEntries(Object.entries(cpu.cpuSeconds).map(([name, seconds]) => [name, (seconds * 1000) / measuredEvents]));
   const deliveryPid = system.services.delivery.pid;
   let deliveryRss = peakRssMb(deliveryPid);
@@ -238,6 +243,7 @@ try {
     `latency at ${RATE} issue events/s for ${DURATION_S} s, open loop (${measuredEvents} events, ${latencies.length} deliveries), event commit to receipt:`,
     `  p50 ${f(p50)} ms (target <= ${TARGETS.p50Ms} ms: ${pass(p50 <= TARGETS.p50Ms)})   p99 ${f(p99)} ms (target <= ${TARGETS.p99Ms} ms: ${pass(p99 <= TARGETS.p99Ms)})   max ${f(latencies[latencies.length - 1])} ms`,
     `  from each create's due time (API answer included, no coordinated omission): p50 ${f(percentile(fromDue, 50))} ms   p99 ${f(percentile(fromDue, 99))} ms   max ${f(fromDue[fromDue.length - 1])} ms`,
+    ...formatStages(stages),
     `saturation: ${drained.length} queued deliveries drained in ${f(drainSeconds, 2)} s: ${f(deliveriesPerSecond, 0)} deliveries/s`,
     `bare loop of signed POSTs to the same kind of receiver (${BARE_LOOP_CONCURRENCY} at a time, ${f(bare.seconds, 1)} s, ${bare.failures} failed): ${f(bare.perSecond, 0)} requests/s; saturation / bare loop ${f(saturationOfBare, 2)} (target >= ${TARGETS.saturationOfBareLoop}: ${pass(saturationOfBare >= TARGETS.saturationOfBareLoop)})`,
     `retention: ${retention.removed.deliveries} deliveries + ${retention.removed.attempts} attempts removed in ${f(retention.seconds, 2)} s (batches of ${retention.batchSize}): ${f(retention.rowsRemovedPerSecond, 0)} rows removed/s; rows written/s at saturation (deliveries + attempts): ${f(retention.rowsWrittenPerSecond, 0)} (removed >= written: ${pass(retention.rowsRemovedPerSecond >= retention.rowsWrittenPerSecond)})`,
@@ -271,6 +277,7 @@ try {
   say(`benchmark failed: ${error?.stack ?? error}`);
   exitCode = 1;
 } finally {
+  await bus?.close().catch(() => {});
   await system?.stop().catch((error) => say(`could not stop the services: ${error?.message ?? error}`));
   await receiver.close();
   fs.rmSync(certificate.dir, { recursive: true, force: true });

@@ -23,7 +23,7 @@
 //   BENCH_ALONE_S=30 BENCH_ATTACK_S=60 BENCH_GRACE_S=30 BENCH_WARMUP_S=5 npm run bench:isolation
 //   BENCH_VICTIM_RATE=50 BENCH_ATTACK_RATE=200 BENCH_ATTACK_TOKENS=4 BENCH_ABUSE_RATE=10
 //   BENCH_LIST_CLIENTS=4 BENCH_LIST_ISSUES=300 BENCH_LIST_DESCRIPTION_CHARS=60000
-//   BENCH_BLACKHOLE_WEBHOOKS=50 BENCH_SLOW_WEBHOOKS=50 BENCH_SLOW_DELAY_MS=5000
+//   BENCH_BLACKHOLE_WEBHOOKS=50 BENCH_SLOW_WEBHOOKS=50 BENCH_SLOW_DELAY_MS=5000 BENCH_TIMELINE_WINDOW_S=5
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import os from 'node:os';
@@ -58,6 +58,7 @@ const LIST_DESCRIPTION_CHARS = setting('BENCH_LIST_DESCRIPTION_CHARS', 60_000);
 const BLACKHOLES = setting('BENCH_BLACKHOLE_WEBHOOKS', 50);
 const SLOW = setting('BENCH_SLOW_WEBHOOKS', 50);
 const SLOW_DELAY_MS = setting('BENCH_SLOW_DELAY_MS', 5_000);
+const TIMELINE_WINDOW_S = setting('BENCH_TIMELINE_WINDOW_S', 5);
 const TARGET_P99_RATIO = 1.5;
 
 if (process.env.WORKLANE_SKIP_BUILD !== '1') {
@@ -407,6 +408,7 @@ try {
   say(`phase 1: the victim alone, ${VICTIM_RATE} events/s for ${ALONE_S} s; phase 2: ${ATTACK_S} s under attack`);
   const snapshots = { start: cpuSnapshot() };
   phase = 'alone';
+  const phaseOneStart = Date.now();
   let attackStart = Infinity;
   let attackResults;
   const attackDone = nextMessage(attacker.worker, (message) => message.done).then((message) => (attackResults = message.results));
@@ -497,6 +499,25 @@ try {
       answer: p(dueToAnswer),
     };
   };
+  // The victim's latency by window of the commit time, from the start of phase 1 to the end of the
+  // grace time: a tail that only the attack's first seconds cause shows in one window.
+  const timeline = () => {
+    const commits = [...receipts.values()].filter((receipt) => Number.isFinite(receipt.createdAt) && receipt.createdAt >= phaseOneStart);
+    const windows = new Map();
+    for (const receipt of commits) {
+      const index = Math.floor((receipt.createdAt - attackStart) / (TIMELINE_WINDOW_S * 1000));
+      if (!windows.has(index)) windows.set(index, []);
+      windows.get(index).push(receipt.receivedAt - receipt.createdAt);
+    }
+    return [...windows.keys()]
+      .sort((a, b) => a - b)
+      .map((index) => {
+        const sorted = windows.get(index).sort((a, b) => a - b);
+        const from = index * TIMELINE_WINDOW_S;
+        const label = `attack ${from >= 0 ? '+' : ''}${from}..${from + TIMELINE_WINDOW_S} s`;
+        return { label, received: sorted.length, p50: percentile(sorted, 50), p99: percentile(sorted, 99), max: sorted[sorted.length - 1] };
+      });
+  };
   const alone = phaseFigures((at) => at < attackStart);
   const attack = phaseFigures((at) => at >= attackStart);
   const victimLost = alone.lost + attack.lost;
@@ -543,6 +564,11 @@ try {
         `  ${name.padEnd(7)} ${Object.entries(figures.cores)
           .map(([process, cores]) => `${process} ${f(cores, 2)}`)
           .join(', ')}; machine ${f(figures.machineBusy, 2)} of ${os.cpus().length}, others ${f(figures.others, 2)}`,
+    ),
+    `victim, event commit to receipt per ${TIMELINE_WINDOW_S} s of the run (when the attack's effect comes and goes):`,
+    ...timeline().map(
+      (window) =>
+        `  ${window.label.padEnd(20)} ${String(window.received).padStart(4)} received  p50 ${f(window.p50).padStart(5)} ms  p99 ${f(window.p99).padStart(6)} ms  max ${f(window.max).padStart(6)} ms`,
     ),
     'queue gauges, peak per phase:',
     ...[...new Set(Object.values(gaugePeaks).flatMap((peaks) => Object.keys(peaks)))]

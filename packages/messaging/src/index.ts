@@ -1,4 +1,4 @@
-export { connectNats, type NatsConnection } from './connection';
+export { connectNats, parseNatsServers, type NatsConnection, type NatsServers } from './connection';
 export { injectTraceContext, extractTraceContext, captureTraceContext, restoreTraceContext, inSpan, SpanKind, type SpanOptions } from './trace-context';
 export {
   ISSUE_EVENTS_STREAM,

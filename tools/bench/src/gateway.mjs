@@ -65,12 +65,13 @@ if (process.env.WORKLANE_SKIP_BUILD !== '1') {
   if (code !== 0) process.exit(code);
 }
 
+const pg = require('pg');
+
 // Loaded after the build: these are compiled packages.
 const { createGrpcClient, unaryCall } = require('@worklane/grpc');
 const { signIdentity } = require('@worklane/http');
 const { loadProto } = require('@worklane/proto');
 const { api, bootstrapTeam, cliEnv, signerOf, startSystem } = require('@worklane/testing');
-const pg = require('pg');
 
 const stack = await startStack({ name: 'bench', fast: FAST_DB, fresh: true });
 process.env.DATABASE_URL = stack.databaseUrl;

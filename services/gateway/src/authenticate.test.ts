@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { grpc } from '@worklane/grpc';
 import { createLogger } from '@worklane/observability';
 import type { tokenV1 } from '@worklane/proto';
@@ -47,7 +48,6 @@ describe('TokenAuthenticator cache', () => {
     };
     return { authenticator, calls, accept, refuse, fail, advance };
   }
-  const flush = () => new Promise((resolve) => setImmediate(resolve));
   const authenticated = { outcome: 'authenticated', identity: { teamId: 2, userId: 3, tokenId: 7 } };
 
   it('asks for the configured lease and reuses an acceptance until the lease, counted from when the call was sent, runs out', async () => {
@@ -193,7 +193,6 @@ describe('TokenAuthenticator following the token change feed', () => {
     return { authenticator, calls, accept, advance, trust };
   }
   const identity = (tokenId = 7, teamId = 2) => ({ outcome: 'authenticated', identity: { teamId, userId: 3, tokenId } });
-  const flush = () => new Promise((resolve) => setImmediate(resolve));
 
   async function cacheOne(context: ReturnType<typeof setup>) {
     const answer = context.authenticator.authenticate(header());
@@ -222,21 +221,64 @@ describe('TokenAuthenticator following the token change feed', () => {
     expect(calls).toHaveLength(2);
   });
 
-  it('renews an acceptance in use in the background, answering from the cache meanwhile', async () => {
+  it('renews an acceptance in use with the feed’s next call, answering from the cache meanwhile', async () => {
+    const context = setup(60_000);
+    const { authenticator, calls, advance, trust } = context;
+    authenticator.followChanges();
+    trust(100_000);
+    await cacheOne(context);
+    expect(authenticator.takeRenewals(10)).toEqual([]);
+    advance(54_000); // past the entry's refresh point (75% to 90% of the TTL)
+    expect(await authenticator.authenticate(header())).toEqual(identity()); // served at once...
+    expect(await authenticator.authenticate(header())).toEqual(identity());
+    expect(calls).toHaveLength(1); // ...and no Authenticate call: the feed checks it
+    const sha256 = createHash('sha256').update(token).digest('hex');
+    const renewals = authenticator.takeRenewals(10);
+    expect(renewals.map(({ tokenId, sha256 }) => ({ tokenId, sha256 }))).toEqual([{ tokenId: 7, sha256 }]);
+    expect(authenticator.takeRenewals(10)).toEqual([]); // once
+    const sentAt = 55_000;
+    authenticator.renewed(renewals, [{ token_id: 7, team_id: 2, user_id: 3 }], sentAt);
+    advance(10_000); // past the first answer's TTL, within the renewed one's
+    expect(await authenticator.authenticate(header())).toEqual(identity());
+    expect(calls).toHaveLength(1);
+  });
+
+  it('drops a renewed acceptance the token service no longer holds, or holds for another team', async () => {
+    for (const answer of [[], [{ token_id: 7, team_id: 9, user_id: 3 }]]) {
+      const context = setup(60_000);
+      const { authenticator, calls, advance, trust } = context;
+      authenticator.followChanges();
+      trust(100_000);
+      await cacheOne(context);
+      advance(54_000);
+      await authenticator.authenticate(header());
+      authenticator.renewed(authenticator.takeRenewals(10), answer, 55_000);
+      expect(authenticator.cachedTokens).toBe(0);
+      void authenticator.authenticate(header());
+      expect(calls).toHaveLength(2);
+    }
+  });
+
+  it('does not renew an acceptance the feed dropped after the renewal was sent', async () => {
     const context = setup(60_000);
     const { authenticator, calls, accept, advance, trust } = context;
     authenticator.followChanges();
     trust(100_000);
     await cacheOne(context);
-    advance(54_000); // past the entry's refresh point (75% to 90% of the TTL)
-    expect(await authenticator.authenticate(header())).toEqual(identity()); // served at once...
-    expect(calls).toHaveLength(2); // ...while the token service is asked again
-    expect(await authenticator.authenticate(header())).toEqual(identity());
-    expect(calls).toHaveLength(2); // one renewal at a time
+    advance(54_000);
+    await authenticator.authenticate(header());
+    const renewals = authenticator.takeRenewals(10);
+    const sentAt = 55_000;
+    advance(10);
+    authenticator.forget([7]);
+    // Cached again by a new lookup that the change did not overtake...
+    advance(10);
+    const again = authenticator.authenticate(header());
     accept(1);
-    await flush();
-    advance(10_000); // past the first answer's TTL, within the renewed one's
-    expect(await authenticator.authenticate(header())).toEqual(identity());
+    expect(await again).toEqual(identity());
+    // ...which an answer sent before the change leaves alone.
+    authenticator.renewed(renewals, [], sentAt);
+    expect(authenticator.cachedTokens).toBe(1);
     expect(calls).toHaveLength(2);
   });
 

@@ -46,6 +46,15 @@ export interface AuthCacheOptions {
 
 export const DEFAULT_AUTH_CACHE_ENTRIES = 10_000;
 
+/** A cached acceptance the feed asks the token service to check again. */
+export interface TokenRenewal {
+  tokenId: number;
+  /** The cache key: the SHA-256 of the token value, base64. */
+  key: string;
+  /** The same digest in hex, as the token service stores it. */
+  sha256: string;
+}
+
 /**
  * How often a token accepted from the cache is reported as used (with the feed's next call): the
  * token service records last use to the minute.
@@ -73,9 +82,11 @@ interface Entry {
 }
 
 /**
- * An unleased acceptance is asked again in the background by a request that finds it between 75%
+ * An unleased acceptance is checked again in the background once a request finds it between 75%
  * and 90% of the cache TTL (a point drawn per entry), and served meanwhile: a token in use never
- * waits for its check, and tokens first seen together are not all asked again together.
+ * waits for its check. The check rides on the token change feed's next call (takeRenewals,
+ * renewed), a batch of tokens in one statement of the token service, instead of one Authenticate
+ * call per token.
  */
 const REFRESH_FROM = 0.75;
 const REFRESH_SPREAD = 0.15;
@@ -124,8 +135,12 @@ export class TokenAuthenticator {
   private readonly changedAt = new Map<number, number>();
   /** Tokens accepted from the cache whose use the feed has yet to report. */
   private used = new Set<number>();
+  /** Cached acceptances due for their background check, by token id: the cache key they were found under. */
+  private readonly renewals = new Map<number, string>();
   /** Requests answered from the cache, asked of the token service, and asked because the feed was not trusted. */
   private readonly lookups = { hit: 0, miss: 0, untrusted: 0 };
+  /** Background checks answered: acceptances kept for another TTL, and dropped (their token gone or changed). */
+  private readonly renewalOutcomes = { renewed: 0, dropped: 0 };
 
   constructor(
     private readonly client: tokenV1.TokenServiceClient,
@@ -168,9 +183,9 @@ export class TokenAuthenticator {
             cached.reportedAt = startedAt;
             this.used.add(cached.result.identity.tokenId);
           }
-          if (startedAt >= cached.refreshAt && !this.inFlight.has(key)) {
+          if (startedAt >= cached.refreshAt) {
             cached.refreshAt = startedAt + REFRESH_RETRY_MS;
-            void this.lookUp(key, token);
+            this.renewals.set(cached.result.identity.tokenId, key);
           }
         }
         return cached.result;
@@ -190,7 +205,8 @@ export class TokenAuthenticator {
   /**
    * worklane_gateway_auth_cache_lookups_total{result}: hit (answered from the cache), miss (asked
    * the token service; `untrusted` counts those among them that had a cached acceptance the feed
-   * could not vouch for), and worklane_gateway_auth_cache_tokens.
+   * could not vouch for), worklane_gateway_auth_cache_renewals_total{result} (renewed, dropped)
+   * and worklane_gateway_auth_cache_tokens.
    */
   registerMetrics(registry: Registry): void {
     const { lookups } = this;
@@ -202,6 +218,17 @@ export class TokenAuthenticator {
       collect() {
         this.reset();
         for (const result of Object.keys(lookups) as (keyof typeof lookups)[]) this.inc({ result }, lookups[result]);
+      },
+    });
+    const { renewalOutcomes } = this;
+    new promClient.Counter({
+      name: 'worklane_gateway_auth_cache_renewals_total',
+      help: 'Background checks of cached token acceptances, answered with the token change feed: renewed (kept for another TTL), dropped (the token is gone or changed)',
+      labelNames: ['result'],
+      registers: [registry],
+      collect() {
+        this.reset();
+        for (const result of Object.keys(renewalOutcomes) as (keyof typeof renewalOutcomes)[]) this.inc({ result }, renewalOutcomes[result]);
       },
     });
     const { cache } = this;
@@ -260,6 +287,48 @@ export class TokenAuthenticator {
   /** Gives back used tokens a failed feed call could not report. */
   returnUsedTokens(ids: readonly number[]): void {
     for (const id of ids) this.used.add(id);
+  }
+
+  /**
+   * The cached acceptances due for their check, for the feed's next call: each token's id and the
+   * SHA-256 of its value (the cache key, in hex), never the value. One whose call fails is asked
+   * again by the next request that finds it, a second later.
+   */
+  takeRenewals(max: number): TokenRenewal[] {
+    const renewals: TokenRenewal[] = [];
+    for (const [tokenId, key] of this.renewals) {
+      if (renewals.length >= max) break;
+      this.renewals.delete(tokenId);
+      if (this.cache.get(key)?.result.identity.tokenId !== tokenId) continue;
+      renewals.push({ tokenId, key, sha256: Buffer.from(key, 'base64').toString('hex') });
+    }
+    return renewals;
+  }
+
+  /**
+   * The token service's answer to `asked`, sent at `sentAt`: each acceptance it still holds, with
+   * the same team and user, is kept for another TTL from then; any other is dropped (its token is
+   * gone, or changed). Entries the feed dropped or replaced since the call was sent are left alone.
+   * Call it before `forget` with the same answer's changes, which were read after these.
+   */
+  renewed(asked: readonly TokenRenewal[], identities: readonly { token_id: number; team_id: number; user_id: number }[], sentAt: number): void {
+    const held = new Map(identities.map((identity) => [Number(identity.token_id), identity]));
+    for (const { tokenId, key } of asked) {
+      const entry = this.cache.get(key);
+      if (!entry || entry.leased || entry.result.identity.tokenId !== tokenId) continue;
+      const changed = this.changedAt.get(tokenId);
+      if (changed !== undefined && changed >= sentAt) continue;
+      const found = held.get(tokenId);
+      const { identity } = entry.result;
+      if (!found || Number(found.team_id) !== identity.teamId || Number(found.user_id) !== identity.userId) {
+        this.drop(key, entry);
+        this.renewalOutcomes.dropped += 1;
+        continue;
+      }
+      this.renewalOutcomes.renewed += 1;
+      entry.expiresAt = Math.max(entry.expiresAt, sentAt + this.ttlMs);
+      entry.refreshAt = sentAt + this.ttlMs * (REFRESH_FROM + REFRESH_SPREAD * Math.random());
+    }
   }
 
   private drop(key: string, entry: Entry): void {

@@ -4,7 +4,7 @@ import { TokenChangeFeed } from './token-changes';
 
 type Answer = Partial<tokenV1.ListTokenChangesResponse__Output>;
 
-function setUp(answers: (Answer | Error)[]) {
+function setUp(answers: (Answer | Error)[], due: { tokenId: number; key: string; sha256: string }[] = []) {
   let clock = 5_000;
   const requests: tokenV1.ListTokenChangesRequest[] = [];
   const events: string[] = [];
@@ -28,6 +28,9 @@ function setUp(answers: (Answer | Error)[]) {
       return taken;
     },
     returnUsedTokens: (ids: readonly number[]) => (used = [...ids, ...used]),
+    takeRenewals: () => due.splice(0),
+    renewed: (asked: readonly { tokenId: number }[], identities: readonly { token_id: number }[], sentAt: number) =>
+      events.push(`renewed ${asked.map((renewal) => renewal.tokenId).join(',')}: ${identities.map((identity) => identity.token_id).join(',')} at ${sentAt}`),
   };
   const feed = new TokenChangeFeed({ client: client as never, authenticator, intervalMs: 200, timeoutMs: 1_000, logger: createLogger('gateway', 'silent'), now: () => clock });
   return { feed, requests, events, now: () => clock };
@@ -37,10 +40,10 @@ describe('TokenChangeFeed', () => {
   it('starts from the cursor of its first answer, then drops each change and trusts the cache for the lease from when it asked', async () => {
     const { feed, requests, events } = setUp([{ cursor: 40 }, { token_ids: [3, 4], cursor: 42, cache_valid_ms: 800 }]);
     await feed.pass();
-    expect(requests[0]).toEqual({ cursor: 0, used_token_ids: [11, 12] });
+    expect(requests[0]).toEqual({ cursor: 0, used_token_ids: [11, 12], renew: [] });
     expect(events).toEqual(['follow', 'forget ', 'trust 6000']);
     await feed.pass();
-    expect(requests[1]).toEqual({ cursor: 40, used_token_ids: [] });
+    expect(requests[1]).toEqual({ cursor: 40, used_token_ids: [], renew: [] });
     expect(events.slice(3)).toEqual(['forget 3,4', 'trust 5820']);
   });
 
@@ -71,6 +74,26 @@ describe('TokenChangeFeed', () => {
     expect(events).toEqual([]);
     await feed.pass();
     expect(requests[1]!.used_token_ids).toEqual([11, 12]);
+  });
+
+  it('sends the acceptances due for renewal with its first call, and hands the answer over before that call’s changes', async () => {
+    const sha256 = 'ab'.repeat(32);
+    const { feed, requests, events } = setUp(
+      [
+        { cursor: 10, more: true, token_ids: [5], renewed: [{ token_id: 7, team_id: 2, user_id: 3, cache_ttl_ms: 0 }], renew_answered: true },
+        { cursor: 20, token_ids: [6] },
+      ],
+      [{ tokenId: 7, key: 'key', sha256 }],
+    );
+    await feed.pass();
+    expect(requests.map((request) => request.renew)).toEqual([[{ token_id: 7, token_sha256: sha256 }], []]);
+    expect(events).toEqual(['follow', 'renewed 7: 7 at 5000', 'forget 5', 'forget 6', 'trust 6000']);
+  });
+
+  it('leaves the entries alone when the token service did not answer the renewals', async () => {
+    const { feed, events } = setUp([{ cursor: 10 }], [{ tokenId: 7, key: 'key', sha256: 'ab'.repeat(32) }]);
+    await feed.pass();
+    expect(events).toEqual(['follow', 'forget ', 'trust 6000']);
   });
 
   it('grants no trust when the token service grants no lease', async () => {

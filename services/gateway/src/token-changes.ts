@@ -5,12 +5,14 @@ import type { TokenAuthenticator } from './authenticate';
 
 /** Used tokens reported per call: the token service takes up to 10,000. */
 export const USED_TOKENS_PER_CALL = 5_000;
+/** Cached acceptances renewed per call: the token service takes up to 10,000. */
+export const RENEWALS_PER_CALL = 5_000;
 
 export interface TokenChangeFeedOptions {
   /** The token service (ListTokenChanges). */
   client: Pick<tokenV1.TokenServiceClient, 'ListTokenChanges'>;
   /** The cache it keeps up to date. */
-  authenticator: Pick<TokenAuthenticator, 'followChanges' | 'forget' | 'trustUntil' | 'takeUsedTokens' | 'returnUsedTokens'>;
+  authenticator: Pick<TokenAuthenticator, 'followChanges' | 'forget' | 'trustUntil' | 'takeUsedTokens' | 'returnUsedTokens' | 'takeRenewals' | 'renewed'>;
   /** Pause between reads (GATEWAY_TOKEN_CHANGES_INTERVAL_MS). */
   intervalMs: number;
   /** Deadline of one call. */
@@ -26,7 +28,8 @@ export interface TokenChangeFeedOptions {
  * `intervalMs`, reads the changes since its cursor (all pages), drops each changed token from the
  * cache, and then lets the cache serve unleased acceptances until the lease of that read runs out,
  * counted from when its first call was sent. With the same call it reports the tokens accepted
- * from the cache, so the token service records their last use.
+ * from the cache, so the token service records their last use, and has the acceptances due for
+ * their background check checked again (renewals), all of them in one statement.
  *
  * When the token service cannot answer, the lease runs out and the cache falls back to asking (on
  * leases per token); the failure is counted (worklane_worker_failures_total{worker="token
@@ -65,11 +68,13 @@ export class TokenChangeFeed {
     // Taken before the first call leaves: the lease granted counts from no later than this.
     const sentAt = this.now();
     let validMs: number | undefined;
+    // Renewals go with the first call only: its changes are read after them.
+    let renew = authenticator.takeRenewals(RENEWALS_PER_CALL);
     for (;;) {
       const used = authenticator.takeUsedTokens(USED_TOKENS_PER_CALL);
       let answer: tokenV1.ListTokenChangesResponse__Output;
       try {
-        answer = await this.call({ cursor: this.cursor, used_token_ids: used });
+        answer = await this.call({ cursor: this.cursor, used_token_ids: used, renew: renew.map(({ tokenId, sha256 }) => ({ token_id: tokenId, token_sha256: sha256 })) });
       } catch (error) {
         authenticator.returnUsedTokens(used);
         throw error;
@@ -79,6 +84,9 @@ export class TokenChangeFeed {
         if (answer.reset) this.options.logger.warn('token changes were missed (the feed moved past this replica’s cursor); forgetting every cached token');
         authenticator.followChanges();
       }
+      // Before this answer's changes, which the token service read after the renewals.
+      if (renew.length > 0 && answer.renew_answered) authenticator.renewed(renew, answer.renewed, sentAt);
+      renew = [];
       authenticator.forget(answer.token_ids.map(Number));
       this.cursor = Number(answer.cursor);
       validMs ??= Number(answer.cache_valid_ms) || 0;

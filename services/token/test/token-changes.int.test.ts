@@ -1,5 +1,6 @@
 // The token change feed (ListTokenChanges) in-process against a real PostgreSQL database, called as
 // the gateway calls it: which changes it lists, the lease RevokeToken waits out, the retention.
+import { createHash } from 'node:crypto';
 import { createGrpcClient, grpc, unaryCall } from '@worklane/grpc';
 import { loadProto, type TokenProto, type tokenV1 } from '@worklane/proto';
 import { signerOf } from '@worklane/testing';
@@ -149,8 +150,35 @@ describe('ListTokenChanges', () => {
     }
   });
 
+  it('renews the cached acceptances that still hold, read before the changes of the same answer', async () => {
+    const head = Number((await changes(0)).cursor);
+    const kept = await teamWithToken();
+    const revoked = await teamWithToken();
+    const other = await teamWithToken();
+    const sha256 = (value: string) => createHash('sha256').update(value).digest('hex');
+    await call(tokens, 'RevokeToken', { team_id: revoked.team.id, token_id: revoked.token.id });
+    const answer = await call<tokenV1.ListTokenChangesResponse__Output>(gateway, 'ListTokenChanges', {
+      cursor: head,
+      used_token_ids: [],
+      renew: [
+        { token_id: kept.token.id, token_sha256: sha256(kept.value) },
+        { token_id: revoked.token.id, token_sha256: sha256(revoked.value) },
+        // Another token's id with this value: no match.
+        { token_id: other.token.id, token_sha256: sha256(kept.value) },
+      ],
+    });
+    expect(answer.renew_answered).toBe(true);
+    expect(answer.renewed).toEqual([{ token_id: Number(kept.token.id), team_id: Number(kept.team.id), user_id: Number(kept.user.id), cache_ttl_ms: 0 }]);
+    expect(answer.token_ids.map(Number)).toContain(Number(revoked.token.id));
+    // Nothing asked, nothing read.
+    expect((await changes(Number(answer.cursor))).renewed).toEqual([]);
+  });
+
   it('refuses bad cursors and other callers', async () => {
     await expect(changes(-1)).rejects.toMatchObject({ code: grpc.status.INVALID_ARGUMENT });
+    await expect(call(gateway, 'ListTokenChanges', { cursor: 0, used_token_ids: [], renew: [{ token_id: 1, token_sha256: 'not a digest' }] })).rejects.toMatchObject({
+      code: grpc.status.INVALID_ARGUMENT,
+    });
     await expect(call(tokens, 'ListTokenChanges', { cursor: 0, used_token_ids: [] })).rejects.toMatchObject({ code: grpc.status.PERMISSION_DENIED });
   });
 });

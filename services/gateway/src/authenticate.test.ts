@@ -48,6 +48,7 @@ describe('TokenAuthenticator cache', () => {
     };
     return { authenticator, calls, accept, refuse, fail, advance };
   }
+  const flush = () => new Promise((resolve) => setImmediate(resolve));
   const authenticated = { outcome: 'authenticated', identity: { teamId: 2, userId: 3, tokenId: 7 } };
 
   it('asks for the configured lease and reuses an acceptance until the lease, counted from when the call was sent, runs out', async () => {

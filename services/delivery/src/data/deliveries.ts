@@ -373,9 +373,9 @@ export class DeliveryStore {
     const { rows } = await this.pool.query<Omit<ClaimedDelivery, 'leaseToken' | 'id'> & { id: string | null; pacedDueAtMs: number | null; moreDue: boolean }>({
       name: 'deliveries-claim-due-fair',
       text: `WITH RECURSIVE pending_teams (team_id) AS (
-         (SELECT team_id FROM deliveries WHERE status = 'pending' ORDER BY team_id LIMIT 1)
+         (SELECT team_id FROM deliveries WHERE status = 'pending' AND next_attempt_at IS NOT NULL ORDER BY team_id LIMIT 1)
          UNION ALL
-         SELECT (SELECT d.team_id FROM deliveries AS d WHERE d.status = 'pending' AND d.team_id > p.team_id ORDER BY d.team_id LIMIT 1)
+         SELECT (SELECT d.team_id FROM deliveries AS d WHERE d.status = 'pending' AND d.next_attempt_at IS NOT NULL AND d.team_id > p.team_id ORDER BY d.team_id LIMIT 1)
          FROM pending_teams AS p WHERE p.team_id IS NOT NULL
        ), due_teams AS (
          SELECT p.team_id, least(coalesce(allowed.left_over, $3), $2) AS allowance
@@ -383,7 +383,7 @@ export class DeliveryStore {
          LEFT JOIN unnest($5::bigint[], $6::int[]) AS allowed (team_id, left_over) USING (team_id)
          WHERE p.team_id IS NOT NULL
            AND NOT (p.team_id = ANY($4::bigint[]))
-           AND (SELECT min(d.next_attempt_at) FROM deliveries AS d WHERE d.status = 'pending' AND d.team_id = p.team_id) <= now()
+           AND (SELECT min(d.next_attempt_at) FROM deliveries AS d WHERE d.status = 'pending' AND d.next_attempt_at IS NOT NULL AND d.team_id = p.team_id) <= now()
          ORDER BY p.team_id <= $11, p.team_id
          LIMIT $2
        ), limited AS (

@@ -1,0 +1,80 @@
+// The per-issue order check (is an earlier event of this issue to this webhook still pending?)
+// runs for every delivery a claim, a fan-out or a recorded attempt touches. Against a real
+// PostgreSQL whose statistics were taken while nothing was pending, as they usually are when a
+// burst arrives, it must still be answered by the per-issue index, never by reading every pending
+// row of the webhook or the team through another index (which made a backlog's claims quadratic).
+import { randomUUID } from 'node:crypto';
+import { join } from 'node:path';
+import { createPool, migrate, type Pool } from '@worklane/db';
+import { createTestDatabase, type TestDatabase } from '@worklane/testing';
+import { DeliveryStore, type EventFanOut } from '../src/data/deliveries';
+
+jest.setTimeout(60_000);
+
+let database: TestDatabase;
+let pool: Pool;
+let store: DeliveryStore;
+
+beforeAll(async () => {
+  database = await createTestDatabase();
+  await migrate(database.url, 'delivery', join(__dirname, '..', 'migrations'));
+  pool = createPool({ url: database.url, schema: 'delivery', max: 2, applicationName: 'claim-plans' });
+  store = new DeliveryStore(pool, { orderWaitMs: 60_000 });
+}, 60_000);
+afterAll(async () => {
+  await pool?.end();
+  await database?.drop();
+});
+
+const TEAM = 900;
+const WEBHOOK = 9_000;
+let nextIssue = 1;
+
+async function fanOut(count: number): Promise<void> {
+  const events: EventFanOut[] = Array.from({ length: count }, () => {
+    const issueId = nextIssue++;
+    return {
+      event: { id: randomUUID(), event: 'issue.created', created_at: '2026-11-24T10:00:00.000000Z', team_id: TEAM, issue_id: issueId },
+      body: Buffer.from(JSON.stringify({ issue: issueId })),
+      traceContext: {},
+      webhookIds: [WEBHOOK],
+      firstDelayMs: 0,
+      streamSequence: issueId,
+    };
+  });
+  await store.createForEvents(events);
+}
+
+/** The indexes a plan reads, for every node of it. */
+function indexesOf(plan: Record<string, unknown>): string[] {
+  const own = typeof plan['Index Name'] === 'string' ? [plan['Index Name']] : [];
+  const children = (plan.Plans as Record<string, unknown>[] | undefined) ?? [];
+  return [...own, ...children.flatMap(indexesOf)];
+}
+
+describe('the per-issue order check', () => {
+  it('reads only the per-issue index, even with statistics taken while nothing was pending', async () => {
+    // A quiet period: every delivery finished, and the statistics say so.
+    await fanOut(400);
+    await pool.query(`UPDATE deliveries SET status = 'succeeded', next_attempt_at = NULL, completed_at = now()`);
+    await pool.query('VACUUM ANALYZE deliveries');
+    // Then a burst, which the statistics do not know of.
+    await fanOut(400);
+
+    const client = await pool.connect();
+    try {
+      await client.query('BEGIN');
+      // Whatever the table's size, the question is which index answers, not whether to use one.
+      await client.query('SET LOCAL enable_seqscan = off');
+      const { rows } = await client.query<{ 'QUERY PLAN': [{ Plan: Record<string, unknown> }] }>(
+        `EXPLAIN (FORMAT JSON) SELECT 1 FROM deliveries AS e
+         WHERE e.webhook_id = $1 AND e.issue_id = $2 AND e.status = 'pending' AND e.stream_seq < $3`,
+        [WEBHOOK, 500, 500],
+      );
+      expect(indexesOf(rows[0]!['QUERY PLAN'][0].Plan)).toEqual(['deliveries_pending_by_issue']);
+    } finally {
+      await client.query('ROLLBACK');
+      client.release();
+    }
+  });
+});

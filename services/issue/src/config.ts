@@ -37,6 +37,15 @@ export const configSchema = z.object({
     .max(60_000)
     .default(1_000)
     .describe('How long a project found in the project service is remembered (0: ask on every request)'),
+  ISSUE_UPDATE_OPTIMISTIC_ATTEMPTS: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(100)
+    .default(3)
+    .describe(
+      'Compare-and-set writes an issue update tries (each reading the issue again after a concurrent update changed it) before it works the update out under the row lock; 0: always under the row lock',
+    ),
   OUTBOX_BATCH_SIZE: z.coerce.number().int().min(1).max(1000).default(100).describe('Outbox rows the relay claims and publishes per transaction'),
   OUTBOX_DATABASE_POOL_MAX: z.coerce
     .number()

@@ -33,7 +33,7 @@ async function main(): Promise<void> {
     metrics,
     identityIssuers: publicKeysOf(config, IDENTITY_ISSUERS),
     // Its creates hand their events to the relay's thread, which publishes each as soon as it commits.
-    issues: new IssueStore(pool, relay.publisher),
+    issues: new IssueStore(pool, relay.publisher, { optimisticUpdateAttempts: config.ISSUE_UPDATE_OPTIMISTIC_ATTEMPTS }),
     projects: rememberingProjectDirectory(projects, config.PROJECT_CACHE_TTL_MS),
     members,
     pageLimits: listPageLimits(config),

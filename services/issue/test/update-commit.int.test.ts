@@ -105,3 +105,35 @@ it('keeps changes.from exact under concurrent updates of one issue: each event s
   // time a request found another title in place.
   expect(events.length).toBeGreaterThanOrEqual(titles.length);
 });
+
+it('takes the row lock at once when the compare-and-set writes are configured away, and after that many misses otherwise', async () => {
+  const scope = newProject();
+  const issue = await issues.create(scope, 'LOCK', 1, { title: 'first' });
+  const locking = new IssueStore(pool, undefined, { optimisticUpdateAttempts: 0 });
+  checkouts = 0;
+  expect(await locking.update(scope, issue.id, { title: 'second' })).toMatchObject({ title: 'second' });
+  // No compare-and-set write: the update ran in a transaction of its own, under the row lock.
+  expect(checkouts).toBe(1);
+
+  // One compare-and-set write that misses (the issue changes between its read and its write), then the row lock.
+  const once = new IssueStore(pool, undefined, { optimisticUpdateAttempts: 1 });
+  let interfered = false;
+  const find = once.find.bind(once);
+  once.find = async (...args: Parameters<typeof once.find>) => {
+    const found = await find(...args);
+    if (!interfered) {
+      interfered = true;
+      await issues.update(scope, issue.id, { title: 'meanwhile' });
+    }
+    return found;
+  };
+  checkouts = 0;
+  expect(await once.update(scope, issue.id, { title: 'third' })).toMatchObject({ title: 'third' });
+  expect(checkouts).toBe(1);
+  const events = await updatesOf(issue.id);
+  expect(events.map((event) => event.changes.title)).toEqual([
+    { from: 'first', to: 'second' },
+    { from: 'second', to: 'meanwhile' },
+    { from: 'meanwhile', to: 'third' },
+  ]);
+});

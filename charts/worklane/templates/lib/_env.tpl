@@ -71,6 +71,9 @@ the client's before it. Trusting exactly those hops ignores whatever the client 
 {{- if and (eq .component "issue") $values.deadLetterRetentionDays -}}
 {{- $_ := set $data "OUTBOX_DEAD_LETTER_RETENTION_DAYS" (toString $values.deadLetterRetentionDays) -}}
 {{- end -}}
+{{- if eq .component "issue" -}}
+{{- $_ := set $data "ISSUE_UPDATE_OPTIMISTIC_ATTEMPTS" (printf "%d" (int64 $values.updateOptimisticAttempts)) -}}
+{{- end -}}
 {{- if eq .component "delivery" -}}
 {{- with $values.retention -}}
 {{- $_ := set $data "DELIVERY_RETENTION_DAYS" (toString .days) -}}

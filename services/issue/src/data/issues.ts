@@ -58,8 +58,17 @@ const ISSUE_COLUMNS = [
 
 const SCOPE = 'team_id = $1 AND organization_id = $2 AND project_id = $3';
 
-/** Compare-and-set writes of one update that may miss (a concurrent update in between) before it takes the row lock. */
-const OPTIMISTIC_UPDATE_ATTEMPTS = 3;
+/** ISSUE_UPDATE_OPTIMISTIC_ATTEMPTS's default. */
+const DEFAULT_OPTIMISTIC_UPDATE_ATTEMPTS = 3;
+
+export interface IssueStoreOptions {
+  /**
+   * Compare-and-set writes one update tries (each reads the issue again after a concurrent update
+   * changed it in between) before it works the update out under the issue's row lock; 0: always
+   * under the row lock. 3 unless given (ISSUE_UPDATE_OPTIMISTIC_ATTEMPTS).
+   */
+  optimisticUpdateAttempts?: number;
+}
 
 /**
  * The CTE `event` that writes the event of the change in CTE `changed` to the outbox, and the
@@ -126,10 +135,15 @@ export class IssueStore {
    * as soon as they commit. Without it, every event waits for a relay's claim (woken by a
    * notification at commit).
    */
+  private readonly optimisticUpdateAttempts: number;
+
   constructor(
     private readonly pool: Pool,
     private readonly publisher?: CommittedEventPublisher,
-  ) {}
+    options: IssueStoreOptions = {},
+  ) {
+    this.optimisticUpdateAttempts = options.optimisticUpdateAttempts ?? DEFAULT_OPTIMISTIC_UPDATE_ATTEMPTS;
+  }
 
   /** Newest first: at most `take` issues, before id `beforeId` when given. */
   async list(scope: ProjectScope, page: { take: number; beforeId?: number | undefined }): Promise<Issue[]> {
@@ -214,10 +228,11 @@ export class IssueStore {
    * So the event commits in a single round trip, with no transaction held open across turns of
    * the event loop: however busy the API is, the event is on its way to the relay as soon as
    * PostgreSQL commits it. A concurrent update in between makes the statement change nothing,
-   * and the update is worked out again; after a few such misses, under the issue's row lock.
+   * and the update is worked out again; after `optimisticUpdateAttempts` such misses, under the
+   * issue's row lock.
    */
   async update(scope: ProjectScope, issueId: number, update: UpdateIssueInput): Promise<Issue | undefined> {
-    for (let attempt = 0; attempt < OPTIMISTIC_UPDATE_ATTEMPTS; attempt += 1) {
+    for (let attempt = 0; attempt < this.optimisticUpdateAttempts; attempt += 1) {
       const current = await this.find(scope, issueId);
       if (!current) return undefined;
       const changes = diffIssue(current, update);

@@ -50,6 +50,12 @@ describe('delivery configuration', () => {
     expect(problemsOf({ DELIVERY_CONCURRENCY_PER_TEAM: '0' })[0]).toMatch(/^DELIVERY_CONCURRENCY_PER_TEAM:/);
   });
 
+  it('starts 8 attempts per turn of the event loop unless told otherwise, at least 1', () => {
+    expect(loadDeliveryConfig(required).DELIVERY_LAUNCHES_PER_TURN).toBe(8);
+    expect(loadDeliveryConfig({ ...required, DELIVERY_LAUNCHES_PER_TURN: '32' }).DELIVERY_LAUNCHES_PER_TURN).toBe(32);
+    expect(problemsOf({ DELIVERY_LAUNCHES_PER_TURN: '0' })[0]).toMatch(/^DELIVERY_LAUNCHES_PER_TURN:/);
+  });
+
   it('reads an operator schedule, allowed ranges and DNS servers', () => {
     const config = loadDeliveryConfig({ ...required, WEBHOOK_RETRY_SCHEDULE: '0, 10, 60', WEBHOOK_ALLOWED_CIDRS: '10.0.0.0/8, fd00::/8', WEBHOOK_DNS_SERVERS: '10.0.0.2:53' });
     expect(config.WEBHOOK_RETRY_SCHEDULE).toEqual([0, 10, 60]);

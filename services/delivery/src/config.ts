@@ -14,6 +14,7 @@ import {
 } from '@worklane/config';
 import { streamSettingsSchema, webhookChangesSettingsSchema } from '@worklane/messaging';
 import { DEFAULT_RETRY_SCHEDULE, parseRetrySchedule, receiverAddressSettings } from '@worklane/webhooks';
+import { DEFAULT_LAUNCHES_PER_TURN } from './sending/launch-turns';
 
 const milliseconds = (defaultMs: number, max: number) => z.coerce.number().int().min(1).max(max).default(defaultMs);
 
@@ -74,6 +75,15 @@ export const configSchema = z.object({
     .max(500)
     .default(16)
     .describe('Attempts in flight at once to one webhook, so a slow receiver cannot hold up the others'),
+  DELIVERY_LAUNCHES_PER_TURN: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(1_000)
+    .default(DEFAULT_LAUNCHES_PER_TURN)
+    .describe(
+      "Delivery attempts started in one turn of the delivery pipeline's event loop at most (signing, request, connection are synchronous work); the others start in the next turns, teams taking turns, so one team's burst holds up other teams' events and attempts by a turn at most",
+    ),
   DELIVERY_PIPELINE_POOL_MAX: z.coerce
     .number()
     .int()

@@ -1,3 +1,6 @@
+/** DELIVERY_LAUNCHES_PER_TURN's default: attempts started in one turn of the event loop at most. */
+export const DEFAULT_LAUNCHES_PER_TURN = 8;
+
 /**
  * Bounds the attempts a replica starts in one turn of its event loop, and makes teams take turns
  * for them. Starting an attempt is synchronous work (the signature, the request, the connection,

@@ -21,7 +21,7 @@ import { attemptResult, type DeliveryMetrics } from '../metrics';
 import { SendingBudgets } from './budgets';
 import { CircuitBreakers, isEndpointFailure, type CircuitBreakerOptions, type EndpointHealth } from './circuit-breaker';
 import { recordedHeaders, type ExchangeLimits } from './exchange';
-import { LaunchTurns } from './launch-turns';
+import { DEFAULT_LAUNCHES_PER_TURN, LaunchTurns } from './launch-turns';
 import type { EndpointRateLimits } from './rate-limits';
 
 export interface SenderOptions {
@@ -55,18 +55,19 @@ export interface SenderOptions {
   health?: HealthObserver;
   /** Keeps the claim's per-endpoint rate limits in step with each webhook looked up before its attempts. */
   rateLimits?: EndpointRateLimits;
+  /**
+   * Attempts started in one turn of the event loop at most (LaunchTurns; DELIVERY_LAUNCHES_PER_TURN,
+   * DEFAULT_LAUNCHES_PER_TURN when not given): starting one is synchronous work (signature,
+   * request, connection), so a claim of CLAIM_BATCH deliveries is started over several turns,
+   * teams in turn, and whatever else the replica has to do goes in between.
+   */
+  launchesPerTurn?: number;
 }
 
 /** Deliveries claimed per query; more are claimed as soon as attempts finish. */
 const CLAIM_BATCH = 100;
 /** How long a delivery waits when the webhook service cannot say whether its webhook still exists. */
 const DIRECTORY_RETRY_MS = 5_000;
-/**
- * Attempts started in one turn of the event loop at most (LaunchTurns): starting one is about a
- * millisecond of synchronous work, so a claim of CLAIM_BATCH deliveries is started over several
- * turns, teams in turn, and whatever else the replica has to do goes in between.
- */
-const LAUNCHES_PER_TURN = 8;
 /** Finished attempts free slots; waiting this long lets several be refilled by one claim. */
 const REFILL_DELAY_MS = 5;
 /** Bytes of response body, and of each header list, an attempt keeps when no limits are given. */
@@ -124,7 +125,7 @@ export class DeliverySender {
   private readonly attempts = new Set<Promise<void>>();
   private readonly resolving = new Map<string, Promise<CheckedAddress[]>>();
   private readonly recorder: GroupCommit<{ delivery: ClaimedDelivery; outcome: AttemptOutcome }, boolean>;
-  private readonly turns = new LaunchTurns(LAUNCHES_PER_TURN);
+  private readonly turns: LaunchTurns;
 
   constructor(private readonly options: SenderOptions) {
     this.recorder = new GroupCommit(
@@ -138,6 +139,7 @@ export class DeliverySender {
       RECORD_WRITES,
       RECORD_LINGER_MS,
     );
+    this.turns = new LaunchTurns(options.launchesPerTurn ?? DEFAULT_LAUNCHES_PER_TURN);
     this.budgets = new SendingBudgets({ total: options.concurrency, perTeam: options.perTeamConcurrency, perWebhook: options.perWebhookConcurrency });
     this.breakers = new CircuitBreakers(options.breaker);
     this.worker = new BackgroundWorker({ name: 'delivery sender', logger: options.logger, registry: options.registry, idleMs: options.pollIntervalMs, pass: () => this.pass() });

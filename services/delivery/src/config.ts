@@ -108,6 +108,15 @@ export const configSchema = z.object({
     .max(1_000_000)
     .default(2_000)
     .describe("Deliveries one team's events may create at once before DELIVERY_FANOUT_PER_TEAM_PER_SECOND applies"),
+  DELIVERY_FANOUT_STATEMENTS: z.coerce
+    .number()
+    .int()
+    .min(2)
+    .max(64)
+    .default(3)
+    .describe(
+      "Fan-out statements (one team's events each) in flight at once in this replica; one team holds all of them but one at most, so another team's events never wait behind its burst. The fan-out has this many database connections of its own, plus one for its flushes",
+    ),
   DELIVERY_ORDER_WAIT_MAX_MS: z.coerce
     .number()
     .int()
@@ -230,6 +239,15 @@ export const configSchema = z.object({
       'How long a cache read waits to confirm with NATS that every webhook change notice stored before it was applied; past it (or with NATS unavailable) the read asks the webhook service',
     ),
   EVENT_CONCURRENCY: z.coerce.number().int().min(1).max(500).default(32).describe('Events fanned out at once in this replica'),
+  EVENT_ACK_FLUSH_WITHIN_MS: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(1_000)
+    .default(20)
+    .describe(
+      "Longest an event whose deliveries went to the sender at once, stored without waiting for PostgreSQL's WAL flush, waits for the flush that lets it be acknowledged on the bus (one flush serves every event waiting); 0: a flush at once",
+    ),
   ...pagingSettings,
   ...idempotencySettings,
 });

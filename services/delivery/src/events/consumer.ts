@@ -15,6 +15,7 @@ import type { ClaimedDelivery, DeliveryStore, EventFanOut } from '../data/delive
 import { FairGroupCommit } from '../data/fair-group-commit';
 import type { FanOutBacklog } from '../data/fan-out-backlog';
 import type { EventHeader } from '../domain/delivery';
+import { DurableAcks } from './durable-acks';
 import type { FanOutBudget } from './fan-out-budget';
 import { readIncomingEvent } from './incoming-event';
 import { inScope } from './webhook-scope';
@@ -66,7 +67,27 @@ export interface EventConsumerOptions {
    * deliveries are stored (the per-endpoint rate limits are kept up to date from them).
    */
   onTargets?: (targets: WebhookTarget[]) => Promise<void>;
+  /** Fan-out statements in flight at once (DELIVERY_FANOUT_STATEMENTS; 3 unless given, at least 2). */
+  fanOutStatements?: number;
+  /**
+   * Longest an event whose deliveries went to the sender at once waits for the WAL flush that lets
+   * it be acknowledged (EVENT_ACK_FLUSH_WITHIN_MS; 20 ms unless given). See DurableAcks.
+   */
+  ackFlushWithinMs?: number;
+  /** The commit that waits for the WAL flush (DeliveryStore.flushCommits unless given). */
+  flushCommits?: () => Promise<void>;
 }
+
+/** What a fan-out stored for one event. */
+interface StoredFanOut {
+  /**
+   * Stored by a commit that did not wait for the WAL flush (deliveries handed to the sender at
+   * once): the event is acknowledged only after a flush (DurableAcks).
+   */
+  unflushed: boolean;
+}
+
+const DURABLE: StoredFanOut = { unflushed: false };
 
 /**
  * Events fanned out by one statement at most. Events arriving while a statement is in flight are
@@ -74,11 +95,14 @@ export interface EventConsumerOptions {
  */
 const FAN_OUT_BATCH = 200;
 /**
- * Fan-out statements in flight at once. Each carries the events of one team, and one team holds
- * all of them but one at most (FairGroupCommit): one team's burst leaves a statement free for the
- * others' events.
+ * DELIVERY_FANOUT_STATEMENTS's default: fan-out statements in flight at once. Each carries the
+ * events of one team, and one team holds all of them but one at most (FairGroupCommit): one team's
+ * burst leaves a statement free for the others' events.
  */
-const FAN_OUT_WRITES = 3;
+const DEFAULT_FAN_OUT_STATEMENTS = 3;
+
+/** EVENT_ACK_FLUSH_WITHIN_MS's default. */
+const DEFAULT_ACK_FLUSH_WITHIN_MS = 20;
 
 /** How long a failed event waits before JetStream offers it again. */
 const RETRY_EVENT_MS = 2_000;
@@ -116,7 +140,9 @@ export class EventConsumer {
   private messages: ConsumerMessages | undefined;
   private readonly slots: Slots;
   private readonly handling = new Set<Promise<void>>();
-  private readonly fanOuts: FairGroupCommit<number, Omit<EventFanOut, 'webhookIds'>, number>;
+  private readonly fanOuts: FairGroupCommit<number, Omit<EventFanOut, 'webhookIds'>, StoredFanOut>;
+  /** Events whose deliveries were stored without waiting for the WAL flush, until it is done. */
+  private readonly acks: DurableAcks;
   /**
    * Stream sequences of the events of each issue this replica is fanning out (received, deliveries
    * not yet stored): a later event of an issue never takes the fast path past an earlier one that
@@ -126,7 +152,12 @@ export class EventConsumer {
 
   constructor(private readonly options: EventConsumerOptions) {
     this.slots = new Slots(options.concurrency);
-    this.fanOuts = new FairGroupCommit((_teamId, events) => this.fanOut(events), FAN_OUT_BATCH, FAN_OUT_WRITES);
+    this.fanOuts = new FairGroupCommit((_teamId, events) => this.fanOut(events), FAN_OUT_BATCH, Math.max(2, options.fanOutStatements ?? DEFAULT_FAN_OUT_STATEMENTS));
+    this.acks = new DurableAcks({
+      flush: options.flushCommits ?? (() => options.store.flushCommits()),
+      withinMs: options.ackFlushWithinMs ?? DEFAULT_ACK_FLUSH_WITHIN_MS,
+      onFailure: (error, events) => options.logger.warn({ err: error, events }, 'flushing the fan-out’s commits failed; its events will be fanned out again'),
+    });
     this.worker = new BackgroundWorker({
       name: 'event consumer',
       logger: options.logger,
@@ -145,12 +176,16 @@ export class EventConsumer {
     this.worker.start();
   }
 
-  /** Stops pulling, finishes the events being fanned out; unacked ones go to another replica. */
+  /**
+   * Stops pulling, finishes the events being fanned out and acknowledges them once flushed;
+   * unacked ones go to another replica.
+   */
   async stop(): Promise<void> {
     this.running = false;
     await this.messages?.close().catch(() => {});
     await this.worker.stop();
     await Promise.allSettled([...this.handling]);
+    await this.acks.settle();
   }
 
   /**
@@ -198,27 +233,28 @@ export class EventConsumer {
    * webhooks, and acked like the others: one row, whatever its fan-out, so a team that fans out
    * more than its share cannot keep the database from the other teams' deliveries.
    */
-  private async fanOut(events: Omit<EventFanOut, 'webhookIds'>[]): Promise<number[]> {
+  private async fanOut(events: Omit<EventFanOut, 'webhookIds'>[]): Promise<StoredFanOut[]> {
     const { budget, backlog, onQueued } = this.options;
     const planned = await this.withTargets(events);
     const admitted = planned.map((fanOut) => budget.admit(fanOut.event.team_id, fanOut.webhookIds.length));
     const now = planned.filter((_, index) => admitted[index]);
     const later = planned.filter((_, index) => !admitted[index]);
-    const [created] = await Promise.all([this.store(now), backlog.queue(later)]);
+    const [stored] = await Promise.all([this.store(now), backlog.queue(later)]);
     if (later.length > 0) onQueued(later.length);
-    let next = 0;
-    return admitted.map((goesNow) => (goesNow ? (created[next++] ?? 0) : 0));
+    return admitted.map((goesNow) => (goesNow ? stored : DURABLE));
   }
 
   /**
    * Stores the deliveries of events within their team's fan-out budget. Those the sender has a
    * slot for, whose event is the earliest of its issue this replica is fanning out and which are
    * due at once, may be stored claimed (see DeliveryStore.createForEventsSendingNow) and are then
-   * attempted straight away; the rest wait for a claim, which is woken for them.
+   * attempted straight away, before the statement's commit is flushed (what it stored for every
+   * event of the statement is then acknowledged after a flush: DurableAcks); the rest wait for a
+   * claim, which is woken for them.
    */
-  private async store(events: (Omit<EventFanOut, 'webhookIds'> & { webhookIds: number[]; targets: WebhookTarget[] })[]): Promise<number[]> {
+  private async store(events: (Omit<EventFanOut, 'webhookIds'> & { webhookIds: number[]; targets: WebhookTarget[] })[]): Promise<StoredFanOut> {
     const { store, sendAtOnce, onDeliveriesCreated } = this.options;
-    if (events.length === 0) return [];
+    if (events.length === 0) return DURABLE;
     const slots = new Map<string, HeldSlot[]>();
     const atOnce = events.map((fanOut) => {
       if (!sendAtOnce || fanOut.firstDelayMs > 0 || !this.earliestOfItsIssue(fanOut)) return fanOut.targets.map(() => false);
@@ -233,7 +269,7 @@ export class EventConsumer {
     if (!sendAtOnce || slots.size === 0) {
       const created = await store.createForEvents(events);
       if (created.some((count) => count > 0)) onDeliveriesCreated();
-      return created;
+      return DURABLE;
     }
     let stored: { created: number[]; leased: ClaimedDelivery[] };
     try {
@@ -253,7 +289,7 @@ export class EventConsumer {
     for (const held of slots.values()) for (const slot of held) slot.release();
     const forClaim = stored.created.reduce((sum, count) => sum + count, 0) - stored.leased.length;
     if (forClaim > 0) onDeliveriesCreated();
-    return stored.created;
+    return { unflushed: true };
   }
 
   /** Whether no earlier event of the fan-out's issue is being fanned out by this replica. */
@@ -346,8 +382,13 @@ export class EventConsumer {
       },
       async () => {
         try {
-          await this.fanOuts.submit(header.team_id, { event: header, body, traceContext: captureTraceContext(), firstDelayMs, streamSequence: message.seq });
-          message.ack();
+          const stored = await this.fanOuts.submit(header.team_id, { event: header, body, traceContext: captureTraceContext(), firstDelayMs, streamSequence: message.seq });
+          if (stored.unflushed)
+            this.acks.afterFlush(
+              () => message.ack(),
+              () => message.nak(RETRY_EVENT_MS),
+            );
+          else message.ack();
         } catch (error) {
           logger.warn({ err: error, eventId: header.id }, 'fanning out an event failed; it will be retried');
           message.nak(RETRY_EVENT_MS);

@@ -20,7 +20,7 @@ import { WebhookChangeFeed } from '../clients/webhook-changes';
 import { grpcWebhookDirectory } from '../clients/webhooks';
 import type { Config } from '../config';
 import { recordDeadLettered } from '../data/dead-letters';
-import { DeliveryStore } from '../data/deliveries';
+import { DeliveryStore, FAN_OUT_SESSION_SETTINGS } from '../data/deliveries';
 import { EndpointRateStore } from '../data/endpoint-rates';
 import { FanOutBacklog } from '../data/fan-out-backlog';
 import { DeliveryRetention } from '../data/retention';
@@ -61,6 +61,11 @@ export async function runPipeline({ config, logger, tracing, channel }: { config
   // Deliveries of one issue to one webhook keep their commit order, each waiting at most this long.
   const ordering = { orderWaitMs: config.DELIVERY_ORDER_WAIT_MAX_MS };
   const pipelineStore = new DeliveryStore(pipelinePool, ordering);
+  // The fan-out's own connections: one per fan-out statement in flight and one for the flushes
+  // that let its events be acked, so no fan-out waits for a connection behind the sender's
+  // statements; they keep the fan-out's plans (FAN_OUT_SESSION_SETTINGS).
+  const fanOutPool = openWorkerPool('delivery', config, config.DELIVERY_FANOUT_STATEMENTS + 1, logger, FAN_OUT_SESSION_SETTINGS);
+  const fanOutStore = new DeliveryStore(fanOutPool, ordering);
   // The webhooks' rate limits, stored for the claim as the webhook service states them.
   const rateLimits = new EndpointRateLimits(new EndpointRateStore(pipelinePool), logger);
   const webhookService = grpcWebhookDirectory(config.WEBHOOK_GRPC_ADDR, { caller: 'delivery', signingKey: config.SIGNING_PRIVATE_KEY });
@@ -126,7 +131,6 @@ export async function runPipeline({ config, logger, tracing, channel }: { config
     concurrency: config.DELIVERY_CONCURRENCY,
     perTeamConcurrency: config.DELIVERY_CONCURRENCY_PER_TEAM,
     perWebhookConcurrency: config.DELIVERY_CONCURRENCY_PER_WEBHOOK,
-    launchesPerTurn: config.DELIVERY_LAUNCHES_PER_TURN,
     breaker: {
       failureThreshold: config.DELIVERY_BREAKER_FAILURES,
       coolDownMs: config.DELIVERY_BREAKER_COOL_DOWN_MS,
@@ -168,7 +172,7 @@ export async function runPipeline({ config, logger, tracing, channel }: { config
   });
   const consumer = new EventConsumer({
     js: jetstream(nats),
-    store: pipelineStore,
+    store: fanOutStore,
     webhooks,
     logger,
     concurrency: config.EVENT_CONCURRENCY,
@@ -186,6 +190,8 @@ export async function runPipeline({ config, logger, tracing, channel }: { config
     recordDeadLettered: (event, notice, webhookIds) => recordDeadLettered(pipelinePool, event, notice, webhookIds),
     onTargets: (targets) => rateLimits.observe(targets),
     registry: registry,
+    fanOutStatements: config.DELIVERY_FANOUT_STATEMENTS,
+    ackFlushWithinMs: config.EVENT_ACK_FLUSH_WITHIN_MS,
   });
   const removedRows = new promClient.Counter({
     name: 'worklane_delivery_retention_removed_total',
@@ -254,7 +260,7 @@ export async function runPipeline({ config, logger, tracing, channel }: { config
     await step('outbound connections', () => dispatchers.close());
     await step('resolver', () => resolver.cancel());
     await step('grpc clients', () => webhookService.close());
-    await step('database', () => pipelinePool.end());
+    await step('database', () => Promise.all([pipelinePool.end(), fanOutPool.end()]));
     await step('tracing', () => tracing.shutdown());
   });
   channel.ready();

@@ -1,0 +1,273 @@
+// The event consumer's fast path against a real PostgreSQL and NATS JetStream: the fan-out that
+// hands deliveries to the sender at once commits without waiting for the WAL flush, so the first
+// attempt starts at once, and its event is acknowledged on the bus only after a later commit that
+// did wait for the flush. Until then JetStream keeps the event: when the flush fails (as it would
+// with PostgreSQL crashing, which also loses the unflushed fan-out), the event is offered again
+// and fanned out again. The flush is held or failed by the test; every wait is on a condition.
+import { randomUUID } from 'node:crypto';
+import { join } from 'node:path';
+import { connect, type NatsConnection } from '@nats-io/transport-node';
+import { createPool, migrate, type Pool } from '@worklane/db';
+import { DELIVERY_CONSUMER, ISSUE_EVENTS_STREAM, ensureDeliveryConsumer, ensureIssueEventsStream, jetstream, jetstreamManager, type JetStreamManager } from '@worklane/messaging';
+import { createLogger } from '@worklane/observability';
+import { createTestDatabase, startNatsServer, type NatsServer, type TestDatabase } from '@worklane/testing';
+import type { WebhookDirectory } from '../src/clients/webhooks';
+import { DeliveryStore, FAN_OUT_SESSION_SETTINGS, type ClaimedDelivery, type EventFanOut } from '../src/data/deliveries';
+import { FanOutBacklog } from '../src/data/fan-out-backlog';
+import { EventConsumer, type SendsAtOnce } from '../src/events/consumer';
+import { FanOutBudget } from '../src/events/fan-out-budget';
+import { eventually } from './support/system';
+import { webhookTarget } from './support/webhook-target';
+
+jest.setTimeout(60_000);
+
+const TEAM = 81;
+const WEBHOOK = 8_101;
+
+let database: TestDatabase;
+let pool: Pool;
+let nats: NatsServer;
+let connection: NatsConnection;
+let jsm: JetStreamManager;
+let store: DeliveryStore;
+let consumer: EventConsumer;
+
+/** What the sender was handed at once. */
+const sent: ClaimedDelivery[] = [];
+const sender: SendsAtOnce = {
+  leaseMs: 30_000,
+  reserveAtOnce: () => ({ release: () => {} }),
+  sendAtOnce: (delivery, _webhook, slot) => {
+    sent.push(delivery);
+    slot.release();
+  },
+};
+
+/** The flush that lets events be acknowledged: held while `held`, refused `failures` times. */
+let held = false;
+let failures = 0;
+let flushes = 0;
+const waitingForRelease: (() => void)[] = [];
+async function flushCommits(): Promise<void> {
+  flushes += 1;
+  if (held) await new Promise<void>((resolve) => waitingForRelease.push(resolve));
+  if (failures > 0) {
+    failures -= 1;
+    throw new Error('the flush was refused (as by a PostgreSQL that crashed)');
+  }
+  await store.flushCommits();
+}
+const release = () => {
+  held = false;
+  for (const resolve of waitingForRelease.splice(0)) resolve();
+};
+
+const directory: WebhookDirectory = {
+  listSubscriptions: async (teamId) => [webhookTarget(WEBHOOK, teamId)],
+  getWebhook: async () => undefined,
+  disableWebhook: async () => undefined,
+};
+
+beforeAll(async () => {
+  [database, nats] = await Promise.all([createTestDatabase(), startNatsServer()]);
+  await migrate(database.url, 'delivery', join(__dirname, '..', 'migrations'));
+  // As the pipeline's fan-out connections are (generic plans).
+  pool = createPool({ url: database.url, schema: 'delivery', max: 4, applicationName: 'fan-out-durable-ack-test', settings: FAN_OUT_SESSION_SETTINGS });
+  connection = await connect({ servers: nats.url });
+  jsm = await jetstreamManager(connection);
+  const declare = async () => {
+    await ensureIssueEventsStream(jsm);
+    await ensureDeliveryConsumer(jsm);
+  };
+  await declare();
+  store = new DeliveryStore(pool);
+  consumer = new EventConsumer({
+    js: jetstream(connection),
+    store,
+    webhooks: directory,
+    logger: createLogger('delivery-test', 'error'),
+    concurrency: 8,
+    firstDelayMs: 0,
+    declare,
+    budget: new FanOutBudget(0, 1),
+    backlog: new FanOutBacklog(pool, store),
+    onDeliveriesCreated: () => {},
+    onQueued: () => {},
+    recordDeadLettered: async () => 0,
+    sendAtOnce: sender,
+    ackFlushWithinMs: 0,
+    flushCommits,
+  });
+  consumer.start();
+}, 60_000);
+afterAll(async () => {
+  release();
+  failures = 0;
+  await consumer?.stop();
+  await connection?.close();
+  await pool?.end();
+  await Promise.all([nats?.stop(), database?.drop()]);
+});
+
+let nextIssue = 1;
+
+/** Publishes an issue.created event of TEAM (in the flat form the consumer still reads); resolves to its id. */
+async function publish(): Promise<string> {
+  const eventId = randomUUID();
+  const issueId = nextIssue++;
+  const at = '2026-11-24T10:00:00.000000Z';
+  const message = JSON.stringify({
+    id: eventId,
+    event: 'issue.created',
+    created_at: at,
+    team_id: TEAM,
+    issue: {
+      id: issueId,
+      project_id: 1,
+      number: issueId,
+      reference_code: `ACK-${issueId}`,
+      title: `Issue ${issueId}`,
+      description: null,
+      url: null,
+      type: 'task',
+      status: 'triage',
+      priority: 'none',
+      assigned_to: null,
+      estimated_date: null,
+      created_by: 1,
+      created_at: at,
+      updated_at: at,
+    },
+  });
+  await jetstream(connection).publish('issues.created', message, { msgID: eventId });
+  return eventId;
+}
+
+/** The consumer's messages handed out and not yet acknowledged, and those not yet handed out. */
+const consumerState = async () => {
+  const info = await jsm.consumers.info(ISSUE_EVENTS_STREAM, DELIVERY_CONSUMER);
+  return { unacked: info.num_ack_pending, waiting: info.num_pending };
+};
+const allAcknowledged = (state: { unacked: number; waiting: number }) => state.unacked === 0 && state.waiting === 0;
+
+const deliveriesOf = async (eventId: string) =>
+  (await pool.query<{ id: string; leased: boolean }>('SELECT id, lease_token IS NOT NULL AS leased FROM deliveries WHERE event_id = $1', [eventId])).rows;
+
+it('hands the delivery to the sender before its commit is flushed, and acknowledges the event only after the flush', async () => {
+  held = true;
+  const eventId = await publish();
+  const [delivery] = await eventually(
+    async () => sent.filter((each) => each.eventId === eventId),
+    (handed) => handed.length === 1,
+    20_000,
+    'the delivery handed to the sender',
+  );
+  // Stored (leased to this replica) and being sent, while the event is still held on the bus.
+  expect(await deliveriesOf(eventId)).toEqual([{ id: delivery!.id, leased: true }]);
+  await eventually(
+    async () => waitingForRelease.length,
+    (count) => count > 0,
+    20_000,
+    'the flush to start',
+  );
+  expect(await consumerState()).toEqual({ unacked: 1, waiting: 0 });
+
+  release();
+  await eventually(consumerState, allAcknowledged, 20_000, 'the event to be acknowledged after the flush');
+  expect(sent.filter((each) => each.eventId === eventId)).toHaveLength(1);
+});
+
+it('offers the event again when the flush fails, and its second fan-out stores and sends again what the first lost', async () => {
+  held = true;
+  failures = 1;
+  const eventId = await publish();
+  await eventually(
+    async () => sent.filter((each) => each.eventId === eventId).length,
+    (count) => count === 1,
+    20_000,
+    'the first fan-out',
+  );
+  // PostgreSQL crashed before flushing the fan-out's commit: its delivery is gone, and the flush fails.
+  await pool.query('DELETE FROM deliveries WHERE event_id = $1', [eventId]);
+  const flushesBefore = flushes;
+  release();
+
+  // JetStream offers the event again: its delivery is stored and sent again, then acknowledged.
+  await eventually(
+    async () => ({ handed: sent.filter((each) => each.eventId === eventId).length, state: await consumerState(), flushes }),
+    ({ handed, state }) => handed === 2 && allAcknowledged(state),
+    30_000,
+    'the event fanned out again and acknowledged',
+  );
+  expect(flushes).toBeGreaterThan(flushesBefore);
+  expect(await deliveriesOf(eventId)).toHaveLength(1);
+});
+
+it('offers the event again when the flush fails, and its second fan-out sends nothing twice when the first was stored after all', async () => {
+  failures = 1;
+  const eventId = await publish();
+  await eventually(consumerState, allAcknowledged, 30_000, 'the event acknowledged after its second fan-out');
+  expect(failures).toBe(0);
+  expect(sent.filter((each) => each.eventId === eventId)).toHaveLength(1);
+  expect(await deliveriesOf(eventId)).toHaveLength(1);
+});
+
+describe('the fast path’s statement', () => {
+  it('commits on its own terms only: the session it ran on still waits for the flush at commit', async () => {
+    const single = createPool({ url: database.url, schema: 'delivery', max: 1, applicationName: 'fan-out-durable-ack-session' });
+    try {
+      // Whatever the server's default (the test server's is off), this session waits for the flush.
+      await single.query('SET synchronous_commit = on');
+      const onItsOwn = new DeliveryStore(single);
+      const event = { id: randomUUID(), event: 'issue.created' as const, created_at: '2026-11-24T10:00:00.000000Z', team_id: TEAM, issue_id: 9_999 };
+      const { leased } = await onItsOwn.createForEventsSendingNow(
+        [{ event, body: Buffer.from('{}'), traceContext: {}, webhookIds: [WEBHOOK + 1], firstDelayMs: 0, streamSequence: 0 }],
+        [[true]],
+        30_000,
+      );
+      expect(leased).toHaveLength(1);
+      const { rows } = await single.query<{ synchronous_commit: string }>('SHOW synchronous_commit');
+      expect(rows[0]?.synchronous_commit).toBe('on');
+      await expect(onItsOwn.flushCommits()).resolves.toBeUndefined();
+    } finally {
+      await single.end();
+    }
+  });
+});
+
+describe('the fan-out statement on the fan-out’s connections (generic plans)', () => {
+  let nextSequence = 1_000;
+  const fanOut = (teamId: number, issueId: number, webhookIds: number[]): EventFanOut => ({
+    event: { id: randomUUID(), event: 'issue.updated', created_at: '2026-11-24T10:00:00.000000Z', team_id: teamId, issue_id: issueId },
+    body: Buffer.from('{}'),
+    traceContext: {},
+    webhookIds,
+    firstDelayMs: 0,
+    streamSequence: nextSequence++,
+  });
+  const allAtOnce = (events: EventFanOut[]) => events.map((each) => each.webhookIds.map(() => true));
+
+  it('decides as a freshly planned statement does, however often it runs: due deliveries of an endpoint first, an issue’s events in order', async () => {
+    const team = 91;
+    const [busy, idle] = [9_101, 9_102];
+    // More executions than PostgreSQL's five custom plans, so the plan kept is the generic one.
+    for (let run = 0; run < 8; run += 1) {
+      const quiet = fanOut(team, 100 + run, [idle]);
+      expect((await store.createForEventsSendingNow([quiet], allAtOnce([quiet]), 30_000)).leased).toHaveLength(1);
+    }
+    // An endpoint with a due delivery waiting for a claim: the new one waits for the claim too.
+    await store.createForEvents([fanOut(team, 200, [busy])]);
+    const next = fanOut(team, 201, [busy, idle]);
+    expect((await store.createForEventsSendingNow([next], allAtOnce([next]), 30_000)).leased.map((each) => each.webhookId)).toEqual([idle]);
+    // A later event of an issue whose earlier one is pending (in the table, or in the same statement) waits.
+    const first = fanOut(team, 300, [idle]);
+    const second = fanOut(team, 300, [idle]);
+    const third = fanOut(team, 300, [idle]);
+    expect((await store.createForEventsSendingNow([first], allAtOnce([first]), 30_000)).leased).toHaveLength(1);
+    const { created, leased } = await store.createForEventsSendingNow([second, third], allAtOnce([second, third]), 30_000);
+    expect(created).toEqual([1, 1]);
+    expect(leased).toEqual([]);
+    const { rows } = await pool.query<{ plan_cache_mode: string }>('SHOW plan_cache_mode');
+    expect(rows[0]?.plan_cache_mode).toBe('force_generic_plan');
+  });
+});

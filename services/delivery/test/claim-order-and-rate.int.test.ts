@@ -7,7 +7,7 @@ import { createPool, migrate, type Pool } from '@worklane/db';
 import { createTestDatabase, type TestDatabase } from '@worklane/testing';
 import { DeliveryStore, type AttemptOutcome, type ClaimedDelivery, type EventFanOut } from '../src/data/deliveries';
 import { EndpointRateStore } from '../src/data/endpoint-rates';
-import type { ClaimBudget } from '../src/sending/budgets';
+import { openClaimBudget } from './support/claim-budget';
 
 jest.setTimeout(60_000);
 
@@ -38,15 +38,7 @@ let nextSequence = 1;
 /** A team of its own per test, so the claims of one test never see another's deliveries. */
 const newTeam = () => nextTeam++;
 
-const budget = (limit = 100): ClaimBudget => ({
-  limit,
-  perTeam: 100,
-  perWebhook: 100,
-  blockedTeams: [],
-  teamAllowances: [],
-  blockedWebhooks: [],
-  webhookAllowances: [],
-});
+const budget = (limit = 100) => openClaimBudget({ limit });
 
 /** An event of `issueId` (published next in the stream) to `webhookIds`. */
 function event(teamId: number, issueId: number, webhookIds: number[]): EventFanOut {

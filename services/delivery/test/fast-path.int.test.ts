@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { createPool, migrate, type Pool } from '@worklane/db';
 import { createTestDatabase, type TestDatabase } from '@worklane/testing';
 import { DeliveryStore, type AttemptOutcome, type ClaimedDelivery, type EventFanOut } from '../src/data/deliveries';
-import type { ClaimBudget } from '../src/sending/budgets';
+import { openClaimBudget } from './support/claim-budget';
 
 jest.setTimeout(60_000);
 
@@ -40,7 +40,7 @@ let nextWebhook = 5_000;
 const newTeam = () => nextTeam++;
 const newWebhook = () => nextWebhook++;
 
-const budget: ClaimBudget = { limit: 100, perTeam: 100, perWebhook: 100, blockedTeams: [], teamAllowances: [], blockedWebhooks: [], webhookAllowances: [] };
+const budget = openClaimBudget();
 
 function event(teamId: number, issueId: number, webhookIds: number[]): EventFanOut {
   const sequence = nextSequence++;

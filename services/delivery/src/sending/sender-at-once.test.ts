@@ -1,11 +1,9 @@
 // Which deliveries the sender takes straight from the fan-out (the fast path), with a store that
 // only answers the claims of an idle sender: nothing is ever due.
-import { createLogger, promClient } from '@worklane/observability';
-import type { AllowedCidrs, PinnedDispatchers } from '@worklane/webhooks';
+import { testSenderOptions } from '../../test/support/sender-options';
 import { webhookTarget } from '../../test/support/webhook-target';
-import type { WebhookDirectory, WebhookTarget } from '../clients/webhooks';
-import type { ClaimedDelivery, DeliveryStore } from '../data/deliveries';
-import { createDeliveryMetrics } from '../metrics';
+import type { WebhookTarget } from '../clients/webhooks';
+import type { ClaimedDelivery } from '../data/deliveries';
 import { DeliverySender } from './sender';
 
 const webhook = (id: number, teamId: number, rateLimitPerSecond: number | null = null): WebhookTarget => webhookTarget(id, teamId, { rateLimitPerSecond });
@@ -18,26 +16,8 @@ function idleSender(released: string[] = []) {
     release: async (delivery: ClaimedDelivery) => {
       released.push(delivery.id);
     },
-  } as unknown as DeliveryStore;
-  return new DeliverySender({
-    store,
-    webhooks: {} as WebhookDirectory,
-    dispatchers: {} as PinnedDispatchers,
-    logger: createLogger('delivery-test', 'silent'),
-    metrics: createDeliveryMetrics(new promClient.Registry()),
-    allowedCidrs: {} as AllowedCidrs,
-    userAgent: 'test',
-    schedule: [0, 1],
-    timeoutMs: 1_000,
-    headersTimeoutMs: 1_000,
-    dnsTimeoutMs: 1_000,
-    concurrency: 10,
-    perTeamConcurrency: 2,
-    perWebhookConcurrency: 2,
-    breaker: { failureThreshold: 1, coolDownMs: 1_000, maxCoolDownMs: 1_000 },
-    pollIntervalMs: 60_000,
-    leaseMs: 30_000,
-  });
+  };
+  return new DeliverySender(testSenderOptions(store));
 }
 
 describe('DeliverySender.reserveAtOnce', () => {

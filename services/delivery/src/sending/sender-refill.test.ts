@@ -2,11 +2,9 @@
 // race deterministically: a claim starts while attempts are still in flight (so the budgets let it
 // take only part of what is due) and those attempts end before it answers. The sender must claim
 // again as their slots free up, not wait for its poll interval (a minute here).
-import { createLogger, promClient } from '@worklane/observability';
-import type { AllowedCidrs, PinnedDispatchers } from '@worklane/webhooks';
+import { testSenderOptions } from '../../test/support/sender-options';
 import type { WebhookDirectory } from '../clients/webhooks';
 import type { ClaimedDelivery, ClaimResult, DeliveryStore } from '../data/deliveries';
-import { createDeliveryMetrics } from '../metrics';
 import type { ClaimBudget } from './budgets';
 import { DeliverySender } from './sender';
 
@@ -99,26 +97,14 @@ describe('DeliverySender draining a backlog', () => {
 
   it('claims again as attempts free their slots, even when they ended while the claim ran', async () => {
     const store = new RacingStore(40);
-    sender = new DeliverySender({
-      store: store as unknown as DeliveryStore,
-      webhooks: { getWebhook: async () => undefined } as unknown as WebhookDirectory,
-      dispatchers: {} as PinnedDispatchers,
-      logger: createLogger('delivery-test', 'silent'),
-      metrics: createDeliveryMetrics(new promClient.Registry()),
-      allowedCidrs: {} as AllowedCidrs,
-      userAgent: 'test',
-      schedule: [0, 1],
-      timeoutMs: 1_000,
-      headersTimeoutMs: 1_000,
-      dnsTimeoutMs: 1_000,
-      concurrency: 10,
-      perTeamConcurrency: 10,
-      perWebhookConcurrency: PER_WEBHOOK,
-      breaker: { failureThreshold: 5, coolDownMs: 1_000, maxCoolDownMs: 1_000 },
-      // Far longer than this test may take: only wake-ups can drain the backlog in time.
-      pollIntervalMs: 60_000,
-      leaseMs: 30_000,
-    });
+    // The poll interval (a minute) is far longer than this test may take: only wake-ups drain the backlog in time.
+    sender = new DeliverySender(
+      testSenderOptions(store as unknown as DeliveryStore, {
+        webhooks: { getWebhook: async () => undefined } as unknown as WebhookDirectory,
+        perTeamConcurrency: 10,
+        perWebhookConcurrency: PER_WEBHOOK,
+      }),
+    );
     const wake = sender.wake.bind(sender);
     sender.wake = () => {
       wake();

@@ -1,11 +1,14 @@
-// What a claim says about the due deliveries its budgets left behind, against a real PostgreSQL:
-// the sender claims again as soon as slots free up when it was told that more is due.
+// The claim against a backlog, on a real PostgreSQL: what it says about the due deliveries its
+// budgets left behind (the sender claims again as soon as slots free up when more is due), and
+// the per-issue order check, which runs for every delivery a claim, a fan-out or a recorded
+// attempt touches and must stay an index probe whatever the table's statistics say.
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { createPool, migrate, type Pool } from '@worklane/db';
 import { createTestDatabase, type TestDatabase } from '@worklane/testing';
 import { DeliveryStore, type EventFanOut } from '../src/data/deliveries';
 import type { ClaimBudget } from '../src/sending/budgets';
+import { openClaimBudget } from './support/claim-budget';
 
 jest.setTimeout(60_000);
 
@@ -16,7 +19,7 @@ let store: DeliveryStore;
 beforeAll(async () => {
   database = await createTestDatabase();
   await migrate(database.url, 'delivery', join(__dirname, '..', 'migrations'));
-  pool = createPool({ url: database.url, schema: 'delivery', max: 4, applicationName: 'claim-left-behind' });
+  pool = createPool({ url: database.url, schema: 'delivery', max: 4, applicationName: 'claim-backlog' });
   store = new DeliveryStore(pool, { orderWaitMs: 60_000 });
 }, 60_000);
 afterAll(async () => {
@@ -44,21 +47,13 @@ async function backlog(teamId: number, webhookIds: number[], count: number): Pro
   await store.createForEvents(events);
 }
 
-const budget = (overrides: Partial<ClaimBudget> = {}): ClaimBudget => ({
-  limit: 100,
-  perTeam: 100,
-  perWebhook: 100,
-  blockedTeams: [],
-  teamAllowances: [],
-  blockedWebhooks: [],
-  webhookAllowances: [],
-  ...overrides,
-});
+/** Every delivery so far finished, so the next test starts from nothing due. */
+const finishAll = () => pool.query(`UPDATE deliveries SET status = 'succeeded', lease_token = NULL, next_attempt_at = NULL, completed_at = now() WHERE status = 'pending'`);
 
-/** Claims with `claimBudget`, then gives everything back so the next test starts from nothing due. */
-async function claim(claimBudget: ClaimBudget) {
-  const result = await store.claimDue(claimBudget, 30_000);
-  await pool.query(`UPDATE deliveries SET status = 'succeeded', lease_token = NULL, next_attempt_at = NULL WHERE status = 'pending'`);
+/** Claims with `budget`, then finishes everything. */
+async function claim(budget: ClaimBudget) {
+  const result = await store.claimDue(budget, 30_000);
+  await finishAll();
   return result;
 }
 
@@ -67,7 +62,7 @@ describe('a claim says whether its budgets left due deliveries behind', () => {
     const team = nextTeam++;
     const [a, b] = [nextWebhook++, nextWebhook++];
     await backlog(team, [a, b], 3);
-    const result = await claim(budget({ perWebhook: 5 }));
+    const result = await claim(openClaimBudget({ perWebhook: 5 }));
     expect(result.deliveries).toHaveLength(6);
     expect(result.moreDue).toBe(false);
   });
@@ -78,7 +73,7 @@ describe('a claim says whether its budgets left due deliveries behind', () => {
     await backlog(team, [busy], 5);
     await backlog(team, [quiet], 1);
     // `busy` has one attempt in flight already: one more may start.
-    const result = await claim(budget({ perWebhook: 2, webhookAllowances: [[busy, 1]] }));
+    const result = await claim(openClaimBudget({ perWebhook: 2, webhookAllowances: [[busy, 1]] }));
     expect(result.deliveries.map((delivery) => delivery.webhookId).sort()).toEqual([busy, quiet].sort());
     expect(result.moreDue).toBe(true);
   });
@@ -87,7 +82,7 @@ describe('a claim says whether its budgets left due deliveries behind', () => {
     const team = nextTeam++;
     const webhookIds = [nextWebhook++, nextWebhook++, nextWebhook++];
     await backlog(team, webhookIds, 2);
-    const result = await claim(budget({ perWebhook: 5, teamAllowances: [[team, 3]] }));
+    const result = await claim(openClaimBudget({ perWebhook: 5, teamAllowances: [[team, 3]] }));
     expect(result.deliveries).toHaveLength(3);
     expect(result.moreDue).toBe(true);
   });
@@ -96,7 +91,7 @@ describe('a claim says whether its budgets left due deliveries behind', () => {
     const team = nextTeam++;
     const webhookId = nextWebhook++;
     await backlog(team, [webhookId], 2);
-    const result = await claim(budget({ perWebhook: 2, blockedWebhooks: [webhookId] }));
+    const result = await claim(openClaimBudget({ perWebhook: 2, blockedWebhooks: [webhookId] }));
     expect(result.deliveries).toEqual([]);
     expect(result.moreDue).toBe(true);
   });
@@ -104,7 +99,7 @@ describe('a claim says whether its budgets left due deliveries behind', () => {
   it('says more is due when a team at its budget could take nothing', async () => {
     const team = nextTeam++;
     await backlog(team, [nextWebhook++], 1);
-    const result = await claim(budget({ blockedTeams: [team] }));
+    const result = await claim(openClaimBudget({ blockedTeams: [team] }));
     expect(result.deliveries).toEqual([]);
     expect(result.moreDue).toBe(true);
   });
@@ -113,8 +108,45 @@ describe('a claim says whether its budgets left due deliveries behind', () => {
     const team = nextTeam++;
     const [blocked, other] = [nextWebhook++, nextWebhook++];
     await backlog(team, [other], 1);
-    const result = await claim(budget({ blockedWebhooks: [blocked] }));
+    const result = await claim(openClaimBudget({ blockedWebhooks: [blocked] }));
     expect(result.deliveries.map((delivery) => delivery.webhookId)).toEqual([other]);
     expect(result.moreDue).toBe(false);
+  });
+});
+
+/** The indexes a plan reads, for every node of it. */
+function indexesOf(plan: Record<string, unknown>): string[] {
+  const own = typeof plan['Index Name'] === 'string' ? [plan['Index Name']] : [];
+  const children = (plan.Plans as Record<string, unknown>[] | undefined) ?? [];
+  return [...own, ...children.flatMap(indexesOf)];
+}
+
+describe('the per-issue order check', () => {
+  it('reads only the per-issue index, even with statistics taken while nothing was pending', async () => {
+    const team = nextTeam++;
+    const webhookId = nextWebhook++;
+    // A quiet period: every delivery finished, and the statistics say so.
+    await backlog(team, [webhookId], 400);
+    await finishAll();
+    await pool.query('VACUUM ANALYZE deliveries');
+    // Then a burst, which the statistics do not know of.
+    await backlog(team, [webhookId], 400);
+
+    const client = await pool.connect();
+    try {
+      await client.query('BEGIN');
+      // Whatever the table's size, the question is which index answers, not whether to use one.
+      await client.query('SET LOCAL enable_seqscan = off');
+      const { rows } = await client.query<{ 'QUERY PLAN': [{ Plan: Record<string, unknown> }] }>(
+        `EXPLAIN (FORMAT JSON) SELECT 1 FROM deliveries AS e
+         WHERE e.webhook_id = $1 AND e.issue_id = $2 AND e.status = 'pending' AND e.stream_seq < $3`,
+        [webhookId, nextIssue - 100, nextIssue - 100],
+      );
+      expect(indexesOf(rows[0]!['QUERY PLAN'][0].Plan)).toEqual(['deliveries_pending_by_issue']);
+    } finally {
+      await client.query('ROLLBACK');
+      client.release();
+    }
+    await finishAll();
   });
 });

@@ -5,17 +5,13 @@
 // with PostgreSQL crashing, which also loses the unflushed fan-out), the event is offered again
 // and fanned out again. The flush is held or failed by the test; every wait is on a condition.
 import { randomUUID } from 'node:crypto';
-import { join } from 'node:path';
-import { connect, type NatsConnection } from '@nats-io/transport-node';
-import { createPool, migrate, type Pool } from '@worklane/db';
-import { DELIVERY_CONSUMER, ISSUE_EVENTS_STREAM, ensureDeliveryConsumer, ensureIssueEventsStream, jetstream, jetstreamManager, type JetStreamManager } from '@worklane/messaging';
-import { createLogger } from '@worklane/observability';
-import { createTestDatabase, startNatsServer, type NatsServer, type TestDatabase } from '@worklane/testing';
+import { createPool } from '@worklane/db';
+import { DELIVERY_CONSUMER, ISSUE_EVENTS_STREAM } from '@worklane/messaging';
 import type { WebhookDirectory } from '../src/clients/webhooks';
 import { DeliveryStore, FAN_OUT_SESSION_SETTINGS, type ClaimedDelivery, type EventFanOut } from '../src/data/deliveries';
-import { FanOutBacklog } from '../src/data/fan-out-backlog';
-import { EventConsumer, type SendsAtOnce } from '../src/events/consumer';
-import { FanOutBudget } from '../src/events/fan-out-budget';
+import type { SendsAtOnce } from '../src/events/consumer';
+import { startConsumerStack, type ConsumerStack } from './support/consumer-stack';
+import { publishIssueCreated } from './support/issue-events';
 import { eventually } from './support/system';
 import { webhookTarget } from './support/webhook-target';
 
@@ -24,13 +20,7 @@ jest.setTimeout(60_000);
 const TEAM = 81;
 const WEBHOOK = 8_101;
 
-let database: TestDatabase;
-let pool: Pool;
-let nats: NatsServer;
-let connection: NatsConnection;
-let jsm: JetStreamManager;
-let store: DeliveryStore;
-let consumer: EventConsumer;
+let stack: ConsumerStack;
 
 /** What the sender was handed at once. */
 const sent: ClaimedDelivery[] = [];
@@ -55,7 +45,7 @@ async function flushCommits(): Promise<void> {
     failures -= 1;
     throw new Error('the flush was refused (as by a PostgreSQL that crashed)');
   }
-  await store.flushCommits();
+  await stack.store.flushCommits();
 }
 const release = () => {
   held = false;
@@ -69,89 +59,35 @@ const directory: WebhookDirectory = {
 };
 
 beforeAll(async () => {
-  [database, nats] = await Promise.all([createTestDatabase(), startNatsServer()]);
-  await migrate(database.url, 'delivery', join(__dirname, '..', 'migrations'));
-  // As the pipeline's fan-out connections are (generic plans).
-  pool = createPool({ url: database.url, schema: 'delivery', max: 4, applicationName: 'fan-out-durable-ack-test', settings: FAN_OUT_SESSION_SETTINGS });
-  connection = await connect({ servers: nats.url });
-  jsm = await jetstreamManager(connection);
-  const declare = async () => {
-    await ensureIssueEventsStream(jsm);
-    await ensureDeliveryConsumer(jsm);
-  };
-  await declare();
-  store = new DeliveryStore(pool);
-  consumer = new EventConsumer({
-    js: jetstream(connection),
-    store,
+  stack = await startConsumerStack({
+    name: 'fan-out-durable-ack-test',
     webhooks: directory,
-    logger: createLogger('delivery-test', 'error'),
-    concurrency: 8,
-    firstDelayMs: 0,
-    declare,
-    budget: new FanOutBudget(0, 1),
-    backlog: new FanOutBacklog(pool, store),
-    onDeliveriesCreated: () => {},
-    onQueued: () => {},
-    recordDeadLettered: async () => 0,
-    sendAtOnce: sender,
-    ackFlushWithinMs: 0,
-    flushCommits,
+    poolMax: 4,
+    // As the pipeline's fan-out connections are (generic plans).
+    settings: FAN_OUT_SESSION_SETTINGS,
+    consumer: { concurrency: 8, sendAtOnce: sender, ackFlushWithinMs: 0, flushCommits },
   });
-  consumer.start();
 }, 60_000);
 afterAll(async () => {
   release();
   failures = 0;
-  await consumer?.stop();
-  await connection?.close();
-  await pool?.end();
-  await Promise.all([nats?.stop(), database?.drop()]);
+  await stack?.stop();
 });
 
 let nextIssue = 1;
 
-/** Publishes an issue.created event of TEAM (in the flat form the consumer still reads); resolves to its id. */
-async function publish(): Promise<string> {
-  const eventId = randomUUID();
-  const issueId = nextIssue++;
-  const at = '2026-11-24T10:00:00.000000Z';
-  const message = JSON.stringify({
-    id: eventId,
-    event: 'issue.created',
-    created_at: at,
-    team_id: TEAM,
-    issue: {
-      id: issueId,
-      project_id: 1,
-      number: issueId,
-      reference_code: `ACK-${issueId}`,
-      title: `Issue ${issueId}`,
-      description: null,
-      url: null,
-      type: 'task',
-      status: 'triage',
-      priority: 'none',
-      assigned_to: null,
-      estimated_date: null,
-      created_by: 1,
-      created_at: at,
-      updated_at: at,
-    },
-  });
-  await jetstream(connection).publish('issues.created', message, { msgID: eventId });
-  return eventId;
-}
+/** Publishes an issue.created event of TEAM; resolves to its id. */
+const publish = () => publishIssueCreated(stack.connection, TEAM, nextIssue++, 'ACK');
 
 /** The consumer's messages handed out and not yet acknowledged, and those not yet handed out. */
 const consumerState = async () => {
-  const info = await jsm.consumers.info(ISSUE_EVENTS_STREAM, DELIVERY_CONSUMER);
+  const info = await stack.jsm.consumers.info(ISSUE_EVENTS_STREAM, DELIVERY_CONSUMER);
   return { unacked: info.num_ack_pending, waiting: info.num_pending };
 };
 const allAcknowledged = (state: { unacked: number; waiting: number }) => state.unacked === 0 && state.waiting === 0;
 
 const deliveriesOf = async (eventId: string) =>
-  (await pool.query<{ id: string; leased: boolean }>('SELECT id, lease_token IS NOT NULL AS leased FROM deliveries WHERE event_id = $1', [eventId])).rows;
+  (await stack.pool.query<{ id: string; leased: boolean }>('SELECT id, lease_token IS NOT NULL AS leased FROM deliveries WHERE event_id = $1', [eventId])).rows;
 
 it('hands the delivery to the sender before its commit is flushed, and acknowledges the event only after the flush', async () => {
   held = true;
@@ -188,7 +124,7 @@ it('offers the event again when the flush fails, and its second fan-out stores a
     'the first fan-out',
   );
   // PostgreSQL crashed before flushing the fan-out's commit: its delivery is gone, and the flush fails.
-  await pool.query('DELETE FROM deliveries WHERE event_id = $1', [eventId]);
+  await stack.pool.query('DELETE FROM deliveries WHERE event_id = $1', [eventId]);
   const flushesBefore = flushes;
   release();
 
@@ -214,7 +150,7 @@ it('offers the event again when the flush fails, and its second fan-out sends no
 
 describe('the fast path’s statement', () => {
   it('commits on its own terms only: the session it ran on still waits for the flush at commit', async () => {
-    const single = createPool({ url: database.url, schema: 'delivery', max: 1, applicationName: 'fan-out-durable-ack-session' });
+    const single = createPool({ url: stack.database.url, schema: 'delivery', max: 1, applicationName: 'fan-out-durable-ack-session' });
     try {
       // Whatever the server's default (the test server's is off), this session waits for the flush.
       await single.query('SET synchronous_commit = on');
@@ -253,21 +189,21 @@ describe('the fan-out statement on the fan-out’s connections (generic plans)',
     // More executions than PostgreSQL's five custom plans, so the plan kept is the generic one.
     for (let run = 0; run < 8; run += 1) {
       const quiet = fanOut(team, 100 + run, [idle]);
-      expect((await store.createForEventsSendingNow([quiet], allAtOnce([quiet]), 30_000)).leased).toHaveLength(1);
+      expect((await stack.store.createForEventsSendingNow([quiet], allAtOnce([quiet]), 30_000)).leased).toHaveLength(1);
     }
     // An endpoint with a due delivery waiting for a claim: the new one waits for the claim too.
-    await store.createForEvents([fanOut(team, 200, [busy])]);
+    await stack.store.createForEvents([fanOut(team, 200, [busy])]);
     const next = fanOut(team, 201, [busy, idle]);
-    expect((await store.createForEventsSendingNow([next], allAtOnce([next]), 30_000)).leased.map((each) => each.webhookId)).toEqual([idle]);
+    expect((await stack.store.createForEventsSendingNow([next], allAtOnce([next]), 30_000)).leased.map((each) => each.webhookId)).toEqual([idle]);
     // A later event of an issue whose earlier one is pending (in the table, or in the same statement) waits.
     const first = fanOut(team, 300, [idle]);
     const second = fanOut(team, 300, [idle]);
     const third = fanOut(team, 300, [idle]);
-    expect((await store.createForEventsSendingNow([first], allAtOnce([first]), 30_000)).leased).toHaveLength(1);
-    const { created, leased } = await store.createForEventsSendingNow([second, third], allAtOnce([second, third]), 30_000);
+    expect((await stack.store.createForEventsSendingNow([first], allAtOnce([first]), 30_000)).leased).toHaveLength(1);
+    const { created, leased } = await stack.store.createForEventsSendingNow([second, third], allAtOnce([second, third]), 30_000);
     expect(created).toEqual([1, 1]);
     expect(leased).toEqual([]);
-    const { rows } = await pool.query<{ plan_cache_mode: string }>('SHOW plan_cache_mode');
+    const { rows } = await stack.pool.query<{ plan_cache_mode: string }>('SHOW plan_cache_mode');
     expect(rows[0]?.plan_cache_mode).toBe('force_generic_plan');
   });
 });

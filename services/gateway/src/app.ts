@@ -77,6 +77,24 @@ function stripClientHeaders(req: IncomingMessage): void {
   delete req.headers.expect;
 }
 
+/**
+ * Which of an API request's own headers its service gets: never the caller's credentials (the
+ * service sees only the identity they resolved to), identity headers (only the gateway sets
+ * them), `Expect: 100-continue` (answered here; passed on, it would make the proxy hold back the
+ * body it already read), nor X-Forwarded-For, which apiForwardedHeaders extends.
+ */
+const keepApiHeader = (name: string) => !(name.startsWith('x-worklane-') || name === 'authorization' || name === 'cookie' || name === 'expect' || name === 'x-forwarded-for');
+
+/** The headers addForwardedHeaders sets, for an API request, leaving the request as it came. */
+function apiForwardedHeaders(req: IncomingMessage): Record<string, string> {
+  const remote = req.socket.remoteAddress ?? '';
+  const previous = req.headers['x-forwarded-for'];
+  const headers: Record<string, string> = { 'x-forwarded-for': previous ? `${previous}, ${remote}` : remote };
+  if (req.headers['x-forwarded-proto'] === undefined) headers['x-forwarded-proto'] = 'http';
+  if (req.headers['x-forwarded-host'] === undefined && req.headers.host) headers['x-forwarded-host'] = req.headers.host;
+  return headers;
+}
+
 /** Appends this hop to X-Forwarded-For and says how the client reached us, as proxies do. */
 function addForwardedHeaders(req: IncomingMessage): void {
   const remote = req.socket.remoteAddress ?? '';
@@ -121,7 +139,6 @@ export function createApp(deps: AppDeps): RequestListener {
 
   /** Every other API request, on the edge path (node:http alone). */
   async function api(req: IncomingMessage, res: EdgeResponse): Promise<void> {
-    stripClientHeaders(req);
     const url = req.url!;
     const method = req.method!;
     const match = matchApiRoute(method, url.split('?', 1)[0]!);
@@ -169,12 +186,10 @@ export function createApp(deps: AppDeps): RequestListener {
     const forward = forwarders[match.route.upstream];
     if (!forward) throw unavailable();
     const body = await readJsonBody(req, deps.bodyLimitBytes);
-    // Services never see the caller's credentials, only the identity they resolved to.
-    delete req.headers.authorization;
-    delete req.headers.cookie;
-    addForwardedHeaders(req);
-    Object.assign(req.headers, signIdentity(deps.identitySigner, method, url, identity));
-    await forward(req, res, { body, meter });
+    // The client's headers less its credentials and any identity it claims (keepApiHeader), then
+    // this hop and the identity the gateway signs.
+    const extraHeaders = Object.assign(apiForwardedHeaders(req), signIdentity(deps.identitySigner, method, url, identity));
+    await forward(req, res, { body, meter, keepHeader: keepApiHeader, extraHeaders });
   }
 
   async function toConsole(req: Request, res: Response, next: NextFunction): Promise<void> {

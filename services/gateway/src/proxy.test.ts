@@ -108,3 +108,50 @@ it('closes a connection left unused for its idle timeout itself', async () => {
     quick.destroy();
   }
 });
+
+describe('the headers a service gets', () => {
+  it('are the client’s that keepHeader keeps, less hop-by-hop ones, then extraHeaders, with the Content-Length of the body read', async () => {
+    let received: Record<string, string | string[] | undefined> = {};
+    let leftAsItCame = false;
+    const echo = createServer((req, res) => {
+      received = req.headers;
+      req.resume();
+      req.once('end', () => res.end('{}'));
+    });
+    await new Promise<void>((resolve) => echo.listen(0, '127.0.0.1', resolve));
+    const forward = createServiceForwarder({
+      service: 'project',
+      target: `http://127.0.0.1:${(echo.address() as AddressInfo).port}`,
+      agents,
+      timeoutMs: 5_000,
+      retryAfterSeconds: 1,
+      logger: createLogger('gateway', 'silent'),
+    });
+    const front = createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (chunk: Buffer) => chunks.push(chunk));
+      req.once('end', () => {
+        const before = { ...req.headers };
+        void forward(req, res, {
+          body: Buffer.concat(chunks),
+          keepHeader: (name) => name !== 'authorization',
+          extraHeaders: { 'x-worklane-team-id': '7', 'x-forwarded-for': '10.0.0.1' },
+        });
+        leftAsItCame = JSON.stringify(req.headers) === JSON.stringify(before);
+      });
+    });
+    await new Promise<void>((resolve) => front.listen(0, '127.0.0.1', resolve));
+    try {
+      const headers = { authorization: 'Bearer secret', 'keep-alive': 'timeout=5', 'x-forwarded-for': '192.0.2.1', 'x-custom': 'kept', 'content-type': 'application/json' };
+      expect(await call(front, 'POST', headers, '{"name":"x"}')).toBe(200);
+      expect(received).toMatchObject({ 'x-custom': 'kept', 'x-worklane-team-id': '7', 'x-forwarded-for': '10.0.0.1', 'content-length': '12', 'content-type': 'application/json' });
+      expect(received.authorization).toBeUndefined();
+      expect(received['keep-alive']).toBeUndefined();
+      expect(leftAsItCame).toBe(true);
+    } finally {
+      await new Promise((resolve) => front.close(resolve));
+      echo.closeAllConnections();
+      await new Promise((resolve) => echo.close(resolve));
+    }
+  });
+});

@@ -27,9 +27,10 @@ async function closingService(): Promise<{ server: Server; requests: string[] }>
   return { server, requests };
 }
 
-async function gatewayTo(service: Server, agents: Agents): Promise<Server> {
+/** A forwarder to `service`, as the gateway makes one per service. */
+function forwarderTo(service: Server, agents: Agents) {
   const { port } = service.address() as AddressInfo;
-  const forward = createServiceForwarder({
+  return createServiceForwarder({
     service: 'project',
     target: `http://127.0.0.1:${port}`,
     agents,
@@ -37,6 +38,10 @@ async function gatewayTo(service: Server, agents: Agents): Promise<Server> {
     retryAfterSeconds: 1,
     logger: createLogger('gateway', 'silent'),
   });
+}
+
+async function gatewayTo(service: Server, agents: Agents): Promise<Server> {
+  const forward = forwarderTo(service, agents);
   const gateway = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -119,14 +124,7 @@ describe('the headers a service gets', () => {
       req.once('end', () => res.end('{}'));
     });
     await new Promise<void>((resolve) => echo.listen(0, '127.0.0.1', resolve));
-    const forward = createServiceForwarder({
-      service: 'project',
-      target: `http://127.0.0.1:${(echo.address() as AddressInfo).port}`,
-      agents,
-      timeoutMs: 5_000,
-      retryAfterSeconds: 1,
-      logger: createLogger('gateway', 'silent'),
-    });
+    const forward = forwarderTo(echo, agents);
     const front = createServer((req, res) => {
       const chunks: Buffer[] = [];
       req.on('data', (chunk: Buffer) => chunks.push(chunk));

@@ -115,7 +115,7 @@ export const configSchema = z.object({
     .max(64)
     .default(3)
     .describe(
-      "Fan-out statements (one team's events each) in flight at once in this replica; one team holds all of them but one at most, so another team's events never wait behind its burst. The fan-out has this many database connections of its own, plus one for its flushes",
+      "Fan-out statements (one team's events each) in flight at once in this replica; one team holds all of them but one at most, so another team's events never wait behind its burst.",
     ),
   DELIVERY_ORDER_WAIT_MAX_MS: z.coerce
     .number()

@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { createPool } from '@worklane/db';
 import { DELIVERY_CONSUMER, ISSUE_EVENTS_STREAM } from '@worklane/messaging';
 import type { WebhookDirectory } from '../src/clients/webhooks';
-import { DeliveryStore, FAN_OUT_SESSION_SETTINGS, type ClaimedDelivery, type EventFanOut } from '../src/data/deliveries';
+import { DeliveryStore, type ClaimedDelivery } from '../src/data/deliveries';
 import type { SendsAtOnce } from '../src/events/consumer';
 import { startConsumerStack, type ConsumerStack } from './support/consumer-stack';
 import { publishIssueCreated } from './support/issue-events';
@@ -63,8 +63,6 @@ beforeAll(async () => {
     name: 'fan-out-durable-ack-test',
     webhooks: directory,
     poolMax: 4,
-    // As the pipeline's fan-out connections are (generic plans).
-    settings: FAN_OUT_SESSION_SETTINGS,
     consumer: { concurrency: 8, sendAtOnce: sender, ackFlushWithinMs: 0, flushCommits },
   });
 }, 60_000);
@@ -168,42 +166,5 @@ describe('the fast path’s statement', () => {
     } finally {
       await single.end();
     }
-  });
-});
-
-describe('the fan-out statement on the fan-out’s connections (generic plans)', () => {
-  let nextSequence = 1_000;
-  const fanOut = (teamId: number, issueId: number, webhookIds: number[]): EventFanOut => ({
-    event: { id: randomUUID(), event: 'issue.updated', created_at: '2026-11-24T10:00:00.000000Z', team_id: teamId, issue_id: issueId },
-    body: Buffer.from('{}'),
-    traceContext: {},
-    webhookIds,
-    firstDelayMs: 0,
-    streamSequence: nextSequence++,
-  });
-  const allAtOnce = (events: EventFanOut[]) => events.map((each) => each.webhookIds.map(() => true));
-
-  it('decides as a freshly planned statement does, however often it runs: due deliveries of an endpoint first, an issue’s events in order', async () => {
-    const team = 91;
-    const [busy, idle] = [9_101, 9_102];
-    // More executions than PostgreSQL's five custom plans, so the plan kept is the generic one.
-    for (let run = 0; run < 8; run += 1) {
-      const quiet = fanOut(team, 100 + run, [idle]);
-      expect((await stack.store.createForEventsSendingNow([quiet], allAtOnce([quiet]), 30_000)).leased).toHaveLength(1);
-    }
-    // An endpoint with a due delivery waiting for a claim: the new one waits for the claim too.
-    await stack.store.createForEvents([fanOut(team, 200, [busy])]);
-    const next = fanOut(team, 201, [busy, idle]);
-    expect((await stack.store.createForEventsSendingNow([next], allAtOnce([next]), 30_000)).leased.map((each) => each.webhookId)).toEqual([idle]);
-    // A later event of an issue whose earlier one is pending (in the table, or in the same statement) waits.
-    const first = fanOut(team, 300, [idle]);
-    const second = fanOut(team, 300, [idle]);
-    const third = fanOut(team, 300, [idle]);
-    expect((await stack.store.createForEventsSendingNow([first], allAtOnce([first]), 30_000)).leased).toHaveLength(1);
-    const { created, leased } = await stack.store.createForEventsSendingNow([second, third], allAtOnce([second, third]), 30_000);
-    expect(created).toEqual([1, 1]);
-    expect(leased).toEqual([]);
-    const { rows } = await stack.pool.query<{ plan_cache_mode: string }>('SHOW plan_cache_mode');
-    expect(rows[0]?.plan_cache_mode).toBe('force_generic_plan');
   });
 });

@@ -175,16 +175,6 @@ const RATE_PACE_BATCH = 1_000;
 /** Later events of one issue put off by one recorded retry, at most (the claim's check covers the rest). */
 const REORDER_BATCH = 100;
 
-/**
- * Session settings of the connections that run the fan-out (createForEvents,
- * createForEventsSendingNow, flushCommits) and nothing else. Generic plans: the fan-out statement
- * is prepared once per connection and then executed without being planned again. Left to itself,
- * PostgreSQL plans it anew at every execution (about 0.4 ms, more than running it), because a plan
- * made for the arrays of one statement looks cheaper than the generic plan, which counts on ten
- * rows per array; the generic plan probes the same indexes row by row.
- */
-export const FAN_OUT_SESSION_SETTINGS = { plan_cache_mode: 'force_generic_plan' } as const;
-
 export class DeliveryStore {
   constructor(
     private readonly pool: Pool,
@@ -268,7 +258,8 @@ export class DeliveryStore {
          SELECT p.*,
                 CASE WHEN p.at_once THEN
                   -- OFFSET 0: one index probe per delivery, never a hash of every due delivery
-                  -- (which a generic plan, counting on ten rows per array, would otherwise choose).
+                  -- (which a generic plan of this statement, counting on ten rows per array, would
+                  -- otherwise choose).
                   NOT EXISTS (SELECT 1 FROM deliveries AS w WHERE w.webhook_id = p.webhook_id AND w.status = 'pending' AND w.next_attempt_at <= now() OFFSET 0)
                   AND ($16::float8 <= 0 OR p.issue_id IS NULL OR p.stream_seq = 0 OR (NOT EXISTS (
                     SELECT 1 FROM deliveries AS e

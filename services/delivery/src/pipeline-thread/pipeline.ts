@@ -20,7 +20,7 @@ import { WebhookChangeFeed } from '../clients/webhook-changes';
 import { grpcWebhookDirectory } from '../clients/webhooks';
 import type { Config } from '../config';
 import { recordDeadLettered } from '../data/dead-letters';
-import { DeliveryStore, FAN_OUT_SESSION_SETTINGS } from '../data/deliveries';
+import { DeliveryStore } from '../data/deliveries';
 import { EndpointRateStore } from '../data/endpoint-rates';
 import { FanOutBacklog } from '../data/fan-out-backlog';
 import { DeliveryRetention } from '../data/retention';
@@ -61,11 +61,6 @@ export async function runPipeline({ config, logger, tracing, channel }: { config
   // Deliveries of one issue to one webhook keep their commit order, each waiting at most this long.
   const ordering = { orderWaitMs: config.DELIVERY_ORDER_WAIT_MAX_MS };
   const pipelineStore = new DeliveryStore(pipelinePool, ordering);
-  // The fan-out's own connections: one per fan-out statement in flight and one for the flushes
-  // that let its events be acked, so no fan-out waits for a connection behind the sender's
-  // statements; they keep the fan-out's plans (FAN_OUT_SESSION_SETTINGS).
-  const fanOutPool = openWorkerPool('delivery', config, config.DELIVERY_FANOUT_STATEMENTS + 1, logger, FAN_OUT_SESSION_SETTINGS);
-  const fanOutStore = new DeliveryStore(fanOutPool, ordering);
   // The webhooks' rate limits, stored for the claim as the webhook service states them.
   const rateLimits = new EndpointRateLimits(new EndpointRateStore(pipelinePool), logger);
   const webhookService = grpcWebhookDirectory(config.WEBHOOK_GRPC_ADDR, { caller: 'delivery', signingKey: config.SIGNING_PRIVATE_KEY });
@@ -172,7 +167,7 @@ export async function runPipeline({ config, logger, tracing, channel }: { config
   });
   const consumer = new EventConsumer({
     js: jetstream(nats),
-    store: fanOutStore,
+    store: pipelineStore,
     webhooks,
     logger,
     concurrency: config.EVENT_CONCURRENCY,
@@ -260,7 +255,7 @@ export async function runPipeline({ config, logger, tracing, channel }: { config
     await step('outbound connections', () => dispatchers.close());
     await step('resolver', () => resolver.cancel());
     await step('grpc clients', () => webhookService.close());
-    await step('database', () => Promise.all([pipelinePool.end(), fanOutPool.end()]));
+    await step('database', () => pipelinePool.end());
     await step('tracing', () => tracing.shutdown());
   });
   channel.ready();

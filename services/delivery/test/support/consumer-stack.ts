@@ -24,19 +24,12 @@ export interface ConsumerStack {
 
 /**
  * Starts an EventConsumer (no fan-out budget, no sender unless `consumer` gives one) reading the
- * webhooks from `webhooks`; `consumer` overrides its other options. `settings` are the pool's
- * session settings.
+ * webhooks from `webhooks`; `consumer` overrides its other options.
  */
-export async function startConsumerStack(options: {
-  name: string;
-  webhooks: WebhookDirectory;
-  poolMax: number;
-  settings?: Readonly<Record<string, string>>;
-  consumer?: Partial<EventConsumerOptions>;
-}): Promise<ConsumerStack> {
+export async function startConsumerStack(options: { name: string; webhooks: WebhookDirectory; poolMax: number; consumer?: Partial<EventConsumerOptions> }): Promise<ConsumerStack> {
   const [database, nats] = await Promise.all([createTestDatabase(), startNatsServer()]);
   await migrate(database.url, 'delivery', join(__dirname, '..', '..', 'migrations'));
-  const pool = createPool({ url: database.url, schema: 'delivery', max: options.poolMax, applicationName: options.name, settings: options.settings });
+  const pool = createPool({ url: database.url, schema: 'delivery', max: options.poolMax, applicationName: options.name });
   const connection = await connect({ servers: nats.url });
   const jsm = await jetstreamManager(connection);
   const declare = async () => {

@@ -126,6 +126,7 @@ export async function runPipeline({ config, logger, tracing, channel }: { config
     concurrency: config.DELIVERY_CONCURRENCY,
     perTeamConcurrency: config.DELIVERY_CONCURRENCY_PER_TEAM,
     perWebhookConcurrency: config.DELIVERY_CONCURRENCY_PER_WEBHOOK,
+    launchesPerTurn: config.DELIVERY_LAUNCHES_PER_TURN,
     breaker: {
       failureThreshold: config.DELIVERY_BREAKER_FAILURES,
       coolDownMs: config.DELIVERY_BREAKER_COOL_DOWN_MS,

@@ -149,6 +149,13 @@ export class EventConsumer {
    * is not stored yet.
    */
   private readonly issuesInFlight = new Map<number, Set<number>>();
+  /**
+   * The store of the last event of each issue this replica received and has not stored yet: the
+   * next event of the issue is stored only after it. Two events of one issue stored by concurrent
+   * statements could otherwise commit in the reverse order, and a claim that ran between the two
+   * commits would find the later event's delivery with no earlier one pending and send it first.
+   */
+  private readonly issueStores = new Map<number, Promise<void>>();
 
   constructor(private readonly options: EventConsumerOptions) {
     this.slots = new Slots(options.concurrency);
@@ -365,9 +372,30 @@ export class EventConsumer {
     // Counted from here, in the order messages arrive, so a later event of the issue sees it.
     const fannedOut = this.trackIssue(header.issue_id, message.seq);
     try {
-      await this.fanOutOne(message, header, body, firstDelayMs);
+      await this.afterEarlierOfItsIssue(header.issue_id, () => this.fanOutOne(message, header, body, firstDelayMs));
     } finally {
       fannedOut();
+    }
+  }
+
+  /**
+   * Runs `store` once the earlier events of the issue this replica received are stored (or failed:
+   * a failed event comes back later, and the claim's order wait covers it). Events of other issues
+   * never wait; an issue's events are rarely more than one at a time.
+   */
+  private async afterEarlierOfItsIssue(issueId: number | undefined, store: () => Promise<void>): Promise<void> {
+    if (issueId === undefined) return store();
+    const earlier = this.issueStores.get(issueId);
+    const mine = (earlier ?? Promise.resolve()).then(store);
+    const settled = mine.then(
+      () => {},
+      () => {},
+    );
+    this.issueStores.set(issueId, settled);
+    try {
+      await mine;
+    } finally {
+      if (this.issueStores.get(issueId) === settled) this.issueStores.delete(issueId);
     }
   }
 

@@ -1,0 +1,69 @@
+// The event consumer against a real PostgreSQL and NATS JetStream: two events of one issue are
+// never stored by concurrent fan-out statements. The later one's statement could commit first, and
+// a claim between the two commits would find its delivery with no earlier one of the issue pending
+// and send it first. The first event's statement is held by the test; every wait is on a condition.
+import type { WebhookDirectory } from '../src/clients/webhooks';
+import type { EventFanOut } from '../src/data/deliveries';
+import { startConsumerStack, type ConsumerStack } from './support/consumer-stack';
+import { publishIssueCreated } from './support/issue-events';
+import { eventually } from './support/system';
+import { webhookTarget } from './support/webhook-target';
+
+jest.setTimeout(60_000);
+
+const TEAM = 82;
+const WEBHOOK = 8_201;
+
+const directory: WebhookDirectory = {
+  listSubscriptions: async (teamId) => [webhookTarget(WEBHOOK, teamId)],
+  getWebhook: async () => undefined,
+  disableWebhook: async () => undefined,
+};
+
+let stack: ConsumerStack;
+/** Event ids in the order their fan-out statements committed. */
+const committed: string[] = [];
+/** The event whose statement waits for `release` before it runs. */
+let heldEvent: string | undefined;
+let release: () => void = () => {};
+const held = new Promise<void>((resolve) => (release = resolve));
+
+beforeAll(async () => {
+  stack = await startConsumerStack({ name: 'fan-out-issue-order-test', webhooks: directory, poolMax: 6, consumer: { concurrency: 8 } });
+  const store = stack.store.createForEvents.bind(stack.store);
+  stack.store.createForEvents = async (events: EventFanOut[], ...rest) => {
+    if (events.some((fanOut) => fanOut.event.id === heldEvent)) await held;
+    const created = await store(events, ...rest);
+    committed.push(...events.map((fanOut) => fanOut.event.id));
+    return created;
+  };
+}, 60_000);
+afterAll(async () => {
+  release();
+  await stack?.stop();
+});
+
+it("stores an issue's later event only after its earlier one, while other issues' events go on", async () => {
+  heldEvent = await publishIssueCreated(stack.connection, TEAM, 5, 'ORD');
+  const later = await publishIssueCreated(stack.connection, TEAM, 5, 'ORD');
+  const otherIssue = await publishIssueCreated(stack.connection, TEAM, 6, 'ORD');
+
+  // Another issue's event, received after both, is stored while the first is held...
+  await eventually(
+    async () => [...committed],
+    (events) => events.includes(otherIssue),
+    20_000,
+    "the other issue's event to be stored",
+  );
+  // ...and the held issue's later event is not.
+  expect(committed).not.toContain(later);
+
+  release();
+  await eventually(
+    async () => [...committed],
+    (events) => events.includes(later),
+    20_000,
+    "the issue's later event to be stored",
+  );
+  expect(committed.indexOf(heldEvent)).toBeLessThan(committed.indexOf(later));
+});

@@ -59,7 +59,7 @@ import { describeMachine } from './machine.mjs';
 import { SERVICE_NODE_OPTIONS, machineCpuSeconds, peakRssMb } from './process-stats.mjs';
 import { makeCertificate, startReceiver } from './receiver.mjs';
 import { setting } from './settings.mjs';
-import { inTurn, openLoop } from './stats.mjs';
+import { inTurn, openLoop, preciseTimeMs } from './stats.mjs';
 
 await useProjectNode();
 
@@ -126,7 +126,7 @@ const receiver = await startReceiver(certificate, {
       return;
     }
     if (receipts.get(index).has(n)) return;
-    receipts.get(index).set(n, { receivedAt, createdAt: Date.parse(body.created_at), eventId: body.id });
+    receipts.get(index).set(n, { receivedAt, createdAt: preciseTimeMs(body.created_at), eventId: body.id });
     arrivalOrder.get(index).push([event.issue, event.sequence]);
   },
 });

@@ -42,7 +42,7 @@ import { keepAliveAgent, send } from './http-client.mjs';
 import { describeMachine } from './machine.mjs';
 import { makeCertificate, startReceiver } from './receiver.mjs';
 import { setting } from './settings.mjs';
-import { inTurn, openLoop, waitUntil } from './stats.mjs';
+import { inTurn, openLoop, preciseTimeMs, waitUntil } from './stats.mjs';
 import { chartSvg } from './svg-chart.mjs';
 import { addWebhooks, teamMaker, teamWithProject } from './tenants.mjs';
 
@@ -92,7 +92,7 @@ const onDelivery = (body, receivedAt) => {
   if (!label) return;
   const entry = tally(label);
   entry.received += 1;
-  entry.latencies.push(receivedAt - Date.parse(body.created_at));
+  entry.latencies.push(receivedAt - preciseTimeMs(body.created_at));
 };
 const receivers = [];
 const newReceiver = async () => {

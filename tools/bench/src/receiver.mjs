@@ -6,6 +6,8 @@ import { createServer } from 'node:https';
 import os from 'node:os';
 import path from 'node:path';
 
+import { preciseNowMs, preciseTimeMs } from './stats.mjs';
+
 /** A self-signed certificate for localhost and 127.0.0.1, made with the openssl CLI; remove `dir` when done. */
 export function makeCertificate() {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'wl-bench-cert-'));
@@ -51,13 +53,13 @@ export function startReceiver(certificate, { onDelivery } = {}) {
     const chunks = [];
     req.on('data', (chunk) => chunks.push(chunk));
     req.on('end', () => {
-      const receivedAt = Date.now();
+      const receivedAt = preciseNowMs();
       requests += 1;
       res.writeHead(204).end();
       const deliveryId = req.headers['x-webhook-delivery'];
       if (firstReceipt.has(deliveryId)) return;
       const body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
-      firstReceipt.set(deliveryId, { receivedAt, createdAt: Date.parse(body.created_at) });
+      firstReceipt.set(deliveryId, { receivedAt, createdAt: preciseTimeMs(body.created_at) });
       onDelivery?.(body, receivedAt, deliveryId, req.url);
     });
   });

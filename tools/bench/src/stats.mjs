@@ -1,6 +1,20 @@
 // Small figures helpers shared by the benchmarks.
 import { sleep } from '../../dev/src/util.mjs';
 
+/** The wall clock in milliseconds since the epoch, to the microsecond (Date.now() stops at the millisecond). */
+export const preciseNowMs = () => performance.timeOrigin + performance.now();
+
+/**
+ * An RFC 3339 time in milliseconds since the epoch, keeping the microseconds that Worklane's
+ * timestamps carry (Date.parse stops at the millisecond): latencies of a few milliseconds measured
+ * between two whole milliseconds would be off by up to one.
+ */
+export function preciseTimeMs(text) {
+  const whole = Date.parse(text);
+  const fraction = /\.(\d+)/.exec(text)?.[1] ?? '';
+  return fraction.length > 3 ? whole + Number(`0.${fraction.slice(3)}`) : whole;
+}
+
 /** The p-th percentile (0-100) of an ascending array; NaN when empty. */
 export const percentile = (sorted, p) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
 

@@ -48,12 +48,21 @@ export async function watchBus(natsUrl) {
 /** Epoch milliseconds (with microseconds) of a timestamptz column, as a float8. */
 const epochMs = (column) => `extract(epoch FROM ${column})::float8 * 1000`;
 
+/** The stages, in order: their names and how each is computed from one delivery's timestamps. */
+export const STAGES = [
+  ['created -> on bus (issue service: commit, relay, JetStream publish)', (t) => t.onBus - t.created],
+  ['on bus -> stored (delivery service: consume, webhooks, fan-out statement start)', (t) => t.stored - t.onBus],
+  ['stored -> attempt (fan-out statement and commit, hand-over, launch)', (t) => t.attempted - t.stored],
+  ['attempt -> received (signature, POST, receiver)', (t) => t.received - t.attempted],
+  ['created -> received (end to end)', (t) => t.received - t.created],
+];
+
 /**
- * The stages of each delivery in `receipts` (delivery id -> { receivedAt }), read from the issue
- * and delivery databases and the bus watch. Resolves to { stages: [{ name, values }], deliveries }
- * where `values` are ascending milliseconds, one per delivery that has every timestamp.
+ * The timestamps of each delivery in `receipts` (delivery id -> { receivedAt }), read from the
+ * issue and delivery databases and the bus watch: one { id, eventId, created, onBus, stored,
+ * attempted, received } (epoch ms) per delivery that has every timestamp.
  */
-export async function measureStages({ issueDb, deliveryDb, receipts, seenOnBus }) {
+export async function readStageTimes({ issueDb, deliveryDb, receipts, seenOnBus }) {
   const { createPool } = require('@worklane/db');
   const ids = [...receipts.keys()];
   const deliveries = createPool({ url: deliveryDb.DATABASE_URL, schema: deliveryDb.DATABASE_SCHEMA, max: 1, applicationName: 'bench-stages' });
@@ -68,39 +77,43 @@ export async function measureStages({ issueDb, deliveryDb, receipts, seenOnBus }
     const eventIds = [...new Set(rows.map((row) => row.event_id))];
     const { rows: events } = await issues.query(`SELECT id, ${epochMs('created_at')} AS created FROM outbox WHERE id = ANY($1::uuid[])`, [eventIds]);
     const createdAt = new Map(events.map((event) => [event.id, event.created]));
-    const stages = {
-      'created -> on bus (issue service: commit, relay, JetStream publish)': [],
-      'on bus -> stored (delivery service: consume, webhooks, fan-out statement start)': [],
-      'stored -> attempt (fan-out statement and commit, hand-over, launch)': [],
-      'attempt -> received (signature, POST, receiver)': [],
-      'created -> received (end to end)': [],
-    };
-    const [toBus, toStored, toAttempt, toReceived, total] = Object.values(stages);
-    let complete = 0;
+    const times = [];
     for (const row of rows) {
       const created = createdAt.get(row.event_id);
       const onBus = seenOnBus.get(row.event_id);
       const received = receipts.get(row.id)?.receivedAt;
       if (created === undefined || onBus === undefined || row.attempted === null || received === undefined) continue;
-      complete += 1;
-      toBus.push(onBus - created);
-      toStored.push(row.stored - onBus);
-      toAttempt.push(row.attempted - row.stored);
-      toReceived.push(received - row.attempted);
-      total.push(received - created);
+      times.push({ id: row.id, eventId: row.event_id, created, onBus, stored: row.stored, attempted: row.attempted, received });
     }
-    return { deliveries: complete, stages: Object.entries(stages).map(([name, values]) => ({ name, values: values.sort((a, b) => a - b) })) };
+    return times;
   } finally {
     await Promise.all([deliveries.end(), issues.end()]);
   }
 }
 
+/** { deliveries, stages: [{ name, values }] } of a set of deliveries' timestamps; `values` ascending ms. */
+export function summarizeStages(times) {
+  return {
+    deliveries: times.length,
+    stages: STAGES.map(([name, of]) => ({ name, values: times.map(of).sort((a, b) => a - b) })),
+  };
+}
+
+/**
+ * The stages of each delivery in `receipts` (delivery id -> { receivedAt }), read from the issue
+ * and delivery databases and the bus watch. Resolves to { stages: [{ name, values }], deliveries }
+ * where `values` are ascending milliseconds, one per delivery that has every timestamp.
+ */
+export async function measureStages(sources) {
+  return summarizeStages(await readStageTimes(sources));
+}
+
 /** The printout's lines: p50, p90, p99 and max of every stage. */
-export function formatStages({ deliveries, stages }) {
+export function formatStages({ deliveries, stages }, title = 'the latency run') {
   const f = (value) => (Number.isFinite(value) ? value.toFixed(2).padStart(7) : '    n/a');
   const width = Math.max(...stages.map((stage) => stage.name.length));
   return [
-    `stages of the latency run (${deliveries} deliveries with every timestamp), in ms:`,
+    `stages of ${title} (${deliveries} deliveries with every timestamp), in ms:`,
     `  ${'stage'.padEnd(width)} ${'p50'.padStart(7)} ${'p90'.padStart(7)} ${'p99'.padStart(7)} ${'max'.padStart(7)}`,
     ...stages.map(
       ({ name, values }) => `  ${name.padEnd(width)} ${f(percentile(values, 50))} ${f(percentile(values, 90))} ${f(percentile(values, 99))} ${f(values[values.length - 1])}`,

@@ -17,8 +17,10 @@
 // Prints it alone and under attack, the victim's events lost (never received) or received only
 // after the attack, every service's peak RSS against the memory limit the chart gives it
 // (charts/worklane/values.yaml), CPU per process and the services' queue gauges for each phase, and
-// ends with one JSON line. Targets (reported, not asserted): the victim's p99 under attack <= 1.5x
-// its p99 alone, nothing lost, every service below its memory limit.
+// ends with one JSON line. The victim's deliveries are broken down by stage (outbox row, bus,
+// delivery row, first attempt, receipt: delivery-stages.mjs) alone, in the attack's first window
+// and after it, and per window of the timeline. Targets (reported, not asserted): the victim's p99
+// under attack <= 1.5x its p99 alone, nothing lost, every service below its memory limit.
 //
 //   BENCH_ALONE_S=30 BENCH_ATTACK_S=60 BENCH_GRACE_S=30 BENCH_WARMUP_S=5 npm run bench:isolation
 //   BENCH_VICTIM_RATE=50 BENCH_ATTACK_RATE=200 BENCH_ATTACK_TOKENS=4 BENCH_ABUSE_RATE=10
@@ -34,11 +36,12 @@ import { startStack } from '../../dev/src/stack.mjs';
 import { say, sleep, turboBuild } from '../../dev/src/util.mjs';
 import { BENCH_BUILD_FILTERS } from './build.mjs';
 import { chartMemoryLimitsMiB, memoryLimitMiB } from './chart-limits.mjs';
+import { formatStages, readStageTimes, summarizeStages, watchBus } from './delivery-stages.mjs';
 import { keepAliveAgent, send, tally } from './http-client.mjs';
 import { SERVICE_NODE_OPTIONS, cpuSeconds, infrastructurePids, machineCpuSeconds, peakRssMb } from './process-stats.mjs';
 import { makeCertificate, startReceiver } from './receiver.mjs';
 import { setting } from './settings.mjs';
-import { openLoop, percentile } from './stats.mjs';
+import { openLoop, percentile, preciseTimeMs } from './stats.mjs';
 
 await useProjectNode();
 
@@ -82,18 +85,19 @@ const certificate = makeCertificate();
 // The victim's events, by the number in their title ("B <n>"): when each was due, how the API
 // answered it, and when its delivery arrived.
 const victimSends = new Map(); // n -> { intendedAt, status }
-const receipts = new Map(); // n -> { receivedAt, createdAt }
+const receipts = new Map(); // n -> { receivedAt, createdAt, deliveryId }
 let warmupReceipts = 0;
 const receiver = await startReceiver(certificate, {
-  onDelivery(body, receivedAt) {
+  onDelivery(body, receivedAt, deliveryId) {
     const title = body.issue?.title ?? '';
     if (title.startsWith('B warm ')) warmupReceipts += 1;
     const match = /^B (\d+)$/.exec(title);
-    if (match && !receipts.has(Number(match[1]))) receipts.set(Number(match[1]), { receivedAt, createdAt: Date.parse(body.created_at) });
+    if (match && !receipts.has(Number(match[1]))) receipts.set(Number(match[1]), { receivedAt, createdAt: preciseTimeMs(body.created_at), deliveryId });
   },
 });
 
 let system;
+let bus;
 let endpoints;
 let attacker;
 let sampler;
@@ -404,6 +408,9 @@ try {
     await settle('the warm-up deliveries', () => warmupReceipts >= warmupCommitted, 60_000);
   }
 
+  // When each event reaches the bus, for the victim's stage breakdown (delivery-stages.mjs).
+  bus = await watchBus(stack.natsUrl);
+
   // Phase 1 and 2: one steady schedule for the victim; the attack starts ALONE_S into it.
   say(`phase 1: the victim alone, ${VICTIM_RATE} events/s for ${ALONE_S} s; phase 2: ${ATTACK_S} s under attack`);
   const snapshots = { start: cpuSnapshot() };
@@ -450,6 +457,16 @@ try {
     endpoints.worker.postMessage('stats');
   });
   victimAgent.destroy();
+  await bus.close();
+  // The victim's deliveries stage by stage (outbox row, bus, delivery row, first attempt, receipt).
+  const stageTimes = new Map(); // delivery id -> timestamps
+  try {
+    const byDelivery = new Map([...receipts.values()].filter((receipt) => receipt.deliveryId).map((receipt) => [receipt.deliveryId, receipt]));
+    for (const times of await readStageTimes({ issueDb: system.serviceEnv.issue, deliveryDb: system.serviceEnv.delivery, receipts: byDelivery, seenOnBus: bus.seen }))
+      stageTimes.set(times.id, times);
+  } catch (error) {
+    say(`note: no stage breakdown: ${error?.message ?? error}`);
+  }
 
   const deaths = SERVICES.filter((name) => system.services[name].process.exitCode !== null || system.services[name].process.signalCode !== null);
 
@@ -504,10 +521,15 @@ try {
   const timeline = () => {
     const commits = [...receipts.values()].filter((receipt) => Number.isFinite(receipt.createdAt) && receipt.createdAt >= phaseOneStart);
     const windows = new Map();
+    const windowReceipts = new Map();
     for (const receipt of commits) {
       const index = Math.floor((receipt.createdAt - attackStart) / (TIMELINE_WINDOW_S * 1000));
-      if (!windows.has(index)) windows.set(index, []);
+      if (!windows.has(index)) {
+        windows.set(index, []);
+        windowReceipts.set(index, []);
+      }
       windows.get(index).push(receipt.receivedAt - receipt.createdAt);
+      windowReceipts.get(index).push(receipt);
     }
     return [...windows.keys()]
       .sort((a, b) => a - b)
@@ -515,9 +537,30 @@ try {
         const sorted = windows.get(index).sort((a, b) => a - b);
         const from = index * TIMELINE_WINDOW_S;
         const label = `attack ${from >= 0 ? '+' : ''}${from}..${from + TIMELINE_WINDOW_S} s`;
-        return { label, received: sorted.length, p50: percentile(sorted, 50), p99: percentile(sorted, 99), max: sorted[sorted.length - 1] };
+        const stages = summarizeStages(
+          windowReceipts
+            .get(index)
+            .map((receipt) => stageTimes.get(receipt.deliveryId))
+            .filter(Boolean),
+        ).stages.slice(0, 4);
+        return { label, received: sorted.length, p50: percentile(sorted, 50), p99: percentile(sorted, 99), max: sorted[sorted.length - 1], stages };
       });
   };
+  // The victim's stages in three parts of the run, by commit time: alone, the attack's first
+  // window, the rest of the attack and the grace time.
+  const stagesOf = (inPart) =>
+    summarizeStages(
+      [...receipts.values()]
+        .filter((r) => r.createdAt >= phaseOneStart && inPart(r.createdAt))
+        .map((r) => stageTimes.get(r.deliveryId))
+        .filter(Boolean),
+    );
+  const firstWindowEnd = attackStart + TIMELINE_WINDOW_S * 1000;
+  const stageParts = [
+    ['the victim alone', stagesOf((at) => at < attackStart)],
+    [`the victim in the attack's first ${TIMELINE_WINDOW_S} s`, stagesOf((at) => at >= attackStart && at < firstWindowEnd)],
+    ['the victim in the rest of the attack and the grace time', stagesOf((at) => at >= firstWindowEnd)],
+  ];
   const alone = phaseFigures((at) => at < attackStart);
   const attack = phaseFigures((at) => at >= attackStart);
   const victimLost = alone.lost + attack.lost;
@@ -565,11 +608,14 @@ try {
           .map(([process, cores]) => `${process} ${f(cores, 2)}`)
           .join(', ')}; machine ${f(figures.machineBusy, 2)} of ${os.cpus().length}, others ${f(figures.others, 2)}`,
     ),
-    `victim, event commit to receipt per ${TIMELINE_WINDOW_S} s of the run (when the attack's effect comes and goes):`,
+    `victim, event commit to receipt per ${TIMELINE_WINDOW_S} s of the run (when the attack's effect comes and goes), and each stage's p99/max in ms (to bus | to stored | to attempt | to received):`,
     ...timeline().map(
       (window) =>
-        `  ${window.label.padEnd(20)} ${String(window.received).padStart(4)} received  p50 ${f(window.p50).padStart(5)} ms  p99 ${f(window.p99).padStart(6)} ms  max ${f(window.max).padStart(6)} ms`,
+        `  ${window.label.padEnd(20)} ${String(window.received).padStart(4)} received  p50 ${f(window.p50).padStart(5)} ms  p99 ${f(window.p99).padStart(6)} ms  max ${f(window.max).padStart(6)} ms   ${window.stages
+          .map(({ values }) => `${f(percentile(values, 99), 0)}/${f(values[values.length - 1], 0)}`.padStart(9))
+          .join(' |')}`,
     ),
+    ...stageParts.flatMap(([title, summary]) => formatStages(summary, title)),
     'queue gauges, peak per phase:',
     ...[...new Set(Object.values(gaugePeaks).flatMap((peaks) => Object.keys(peaks)))]
       .sort()
@@ -605,6 +651,7 @@ try {
   exitCode = 1;
 } finally {
   if (sampler) clearInterval(sampler);
+  await bus?.close();
   await attacker?.worker.terminate();
   if (endpoints) {
     endpoints.worker.postMessage('close');

@@ -10,12 +10,9 @@
 // Date.now()). Percentiles are per stage: the p99s of the stages do not add up to the end-to-end p99.
 import { createRequire } from 'node:module';
 
-import { percentile } from './stats.mjs';
+import { percentile, preciseNowMs } from './stats.mjs';
 
 const require = createRequire(import.meta.url);
-
-/** The benchmark's clock with sub-millisecond resolution (ms since the epoch). */
-const nowMs = () => performance.timeOrigin + performance.now();
 
 /**
  * Subscribes (core NATS, no JetStream consumer: it takes nothing from the delivery service) to the
@@ -28,7 +25,7 @@ export async function watchBus(natsUrl) {
   const subscription = nc.subscribe('issues.>', {
     callback: (error, message) => {
       if (error) return;
-      const at = nowMs();
+      const at = preciseNowMs();
       const id = message.headers?.get('Nats-Msg-Id');
       if (id && !seen.has(id)) seen.set(id, at);
     },

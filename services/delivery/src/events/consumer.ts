@@ -144,16 +144,11 @@ export class EventConsumer {
   /** Events whose deliveries were stored without waiting for the WAL flush, until it is done. */
   private readonly acks: DurableAcks;
   /**
-   * Stream sequences of the events of each issue this replica is fanning out (received, deliveries
-   * not yet stored): a later event of an issue never takes the fast path past an earlier one that
-   * is not stored yet.
-   */
-  private readonly issuesInFlight = new Map<number, Set<number>>();
-  /**
    * The store of the last event of each issue this replica received and has not stored yet: the
    * next event of the issue is stored only after it. Two events of one issue stored by concurrent
    * statements could otherwise commit in the reverse order, and a claim that ran between the two
-   * commits would find the later event's delivery with no earlier one pending and send it first.
+   * commits would find the later event's delivery with no earlier one pending and send it first;
+   * nor could the later one take the fast path past an earlier one not stored yet.
    */
   private readonly issueStores = new Map<number, Promise<void>>();
 
@@ -252,9 +247,9 @@ export class EventConsumer {
   }
 
   /**
-   * Stores the deliveries of events within their team's fan-out budget. Those the sender has a
-   * slot for, whose event is the earliest of its issue this replica is fanning out and which are
-   * due at once, may be stored claimed (see DeliveryStore.createForEventsSendingNow) and are then
+   * Stores the deliveries of events within their team's fan-out budget (the earlier events of their
+   * issues in this replica already stored: afterEarlierOfItsIssue). Those the sender has a slot for
+   * and which are due at once, may be stored claimed (see DeliveryStore.createForEventsSendingNow) and are then
    * attempted straight away, before the statement's commit is flushed (what it stored for every
    * event of the statement is then acknowledged after a flush: DurableAcks); the rest wait for a
    * claim, which is woken for them.
@@ -264,7 +259,7 @@ export class EventConsumer {
     if (events.length === 0) return DURABLE;
     const slots = new Map<string, HeldSlot[]>();
     const atOnce = events.map((fanOut) => {
-      if (!sendAtOnce || fanOut.firstDelayMs > 0 || !this.earliestOfItsIssue(fanOut)) return fanOut.targets.map(() => false);
+      if (!sendAtOnce || fanOut.firstDelayMs > 0) return fanOut.targets.map(() => false);
       return fanOut.targets.map((webhook) => {
         const slot = sendAtOnce.reserveAtOnce(webhook);
         if (!slot) return false;
@@ -297,30 +292,6 @@ export class EventConsumer {
     const forClaim = stored.created.reduce((sum, count) => sum + count, 0) - stored.leased.length;
     if (forClaim > 0) onDeliveriesCreated();
     return { unflushed: true };
-  }
-
-  /** Whether no earlier event of the fan-out's issue is being fanned out by this replica. */
-  private earliestOfItsIssue(fanOut: Omit<EventFanOut, 'webhookIds'>): boolean {
-    const issueId = fanOut.event.issue_id;
-    const sequence = fanOut.streamSequence ?? 0;
-    if (issueId === undefined || sequence === 0) return true;
-    for (const other of this.issuesInFlight.get(issueId) ?? []) if (other < sequence) return false;
-    return true;
-  }
-
-  /** Counts an event of an issue as being fanned out until `done` is called. */
-  private trackIssue(issueId: number | undefined, sequence: number): () => void {
-    if (issueId === undefined || sequence === 0) return () => {};
-    let sequences = this.issuesInFlight.get(issueId);
-    if (!sequences) {
-      sequences = new Set();
-      this.issuesInFlight.set(issueId, sequences);
-    }
-    sequences.add(sequence);
-    return () => {
-      sequences.delete(sequence);
-      if (sequences.size === 0 && this.issuesInFlight.get(issueId) === sequences) this.issuesInFlight.delete(issueId);
-    };
   }
 
   /**
@@ -369,13 +340,8 @@ export class EventConsumer {
     }
     const { header, body } = incoming;
     if (incoming.kind === 'notice') return this.recordDeadLetter(message, header, body);
-    // Counted from here, in the order messages arrive, so a later event of the issue sees it.
-    const fannedOut = this.trackIssue(header.issue_id, message.seq);
-    try {
-      await this.afterEarlierOfItsIssue(header.issue_id, () => this.fanOutOne(message, header, body, firstDelayMs));
-    } finally {
-      fannedOut();
-    }
+    // Queued here, in the order messages arrive, behind the earlier events of the issue.
+    await this.afterEarlierOfItsIssue(header.issue_id, () => this.fanOutOne(message, header, body, firstDelayMs));
   }
 
   /**

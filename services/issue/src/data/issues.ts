@@ -130,13 +130,13 @@ function splitEvent(row: IssueWithEvent): { issue: Issue; event: OutboxEvent } {
 }
 
 export class IssueStore {
+  private readonly optimisticUpdateAttempts: number;
+
   /**
    * `publisher`: this process's relay, which publishes the issue.created events of its creates
    * as soon as they commit. Without it, every event waits for a relay's claim (woken by a
    * notification at commit).
    */
-  private readonly optimisticUpdateAttempts: number;
-
   constructor(
     private readonly pool: Pool,
     private readonly publisher?: CommittedEventPublisher,

@@ -21,7 +21,8 @@ const directory: WebhookDirectory = {
 };
 
 let stack: ConsumerStack;
-/** Event ids in the order their fan-out statements committed. */
+/** Event ids in the order their fan-out statements started, and in the order they committed. */
+const started: string[] = [];
 const committed: string[] = [];
 /** The event whose statement waits for `release` before it runs. */
 let heldEvent: string | undefined;
@@ -32,6 +33,7 @@ beforeAll(async () => {
   stack = await startConsumerStack({ name: 'fan-out-issue-order-test', webhooks: directory, poolMax: 6, consumer: { concurrency: 8 } });
   const store = stack.store.createForEvents.bind(stack.store);
   stack.store.createForEvents = async (events: EventFanOut[], ...rest) => {
+    started.push(...events.map((fanOut) => fanOut.event.id));
     if (events.some((fanOut) => fanOut.event.id === heldEvent)) await held;
     const created = await store(events, ...rest);
     committed.push(...events.map((fanOut) => fanOut.event.id));
@@ -55,7 +57,9 @@ it("stores an issue's later event only after its earlier one, while other issues
     20_000,
     "the other issue's event to be stored",
   );
-  // ...and the held issue's later event is not.
+  // ...and the held issue's later event is not, nor is its statement started (without the wait it
+  // would have started before the other issue's: one team's events go to statements in order).
+  expect(started).not.toContain(later);
   expect(committed).not.toContain(later);
 
   release();

@@ -107,6 +107,11 @@ export class OutboxRelay {
   private markTimer: NodeJS.Timeout | undefined;
   /** A committed event could not be published at once: until a pass publishes again, creates use the queue. */
   private directPaused = false;
+  /**
+   * Times the direct path was paused: only a pass that started after the last pause may resume it
+   * (one that was already running when a publish failed knows nothing of that failure).
+   */
+  private directPauses = 0;
   private readonly leaseSeconds: number;
   private readonly markWithinMs: number;
 
@@ -198,6 +203,7 @@ export class OutboxRelay {
         // Released to the relay's queue, which retries it with its backoff (and logs if it keeps
         // failing); the next creates use the queue too until a pass publishes again.
         this.directPaused = true;
+        this.directPauses += 1;
         this.options.logger.debug({ err: error, eventId: row.id }, 'a committed event could not be published at once; the relay retries it');
         await this.options.pool.query({ name: 'outbox-release', text: 'UPDATE outbox SET claimed_until = NULL WHERE id = $1', values: [row.id] }).catch(() => {});
         this.wake();
@@ -223,8 +229,9 @@ export class OutboxRelay {
    * latest markWithinMs later.
    */
   private async pass(): Promise<PassResult> {
+    const pausesBefore = this.directPauses;
     const published = await this.publishBatch();
-    this.directPaused = false;
+    if (this.directPauses === pausesBefore) this.directPaused = false;
     if (published >= this.options.batchSize) return 'more';
     return this.unmarked.length > 0 ? this.markWithinMs : 'idle';
   }

@@ -24,7 +24,8 @@ let stack: ConsumerStack;
 /** Event ids in the order their fan-out statements started, and in the order they committed. */
 const started: string[] = [];
 const committed: string[] = [];
-/** The event whose statement waits for `release` before it runs. */
+/** The issue whose first statement waits for `release` before it runs, and that statement's event. */
+const HELD_ISSUE = 5;
 let heldEvent: string | undefined;
 let release: () => void = () => {};
 const held = new Promise<void>((resolve) => (release = resolve));
@@ -34,7 +35,11 @@ beforeAll(async () => {
   const store = stack.store.createForEvents.bind(stack.store);
   stack.store.createForEvents = async (events: EventFanOut[], ...rest) => {
     started.push(...events.map((fanOut) => fanOut.event.id));
-    if (events.some((fanOut) => fanOut.event.id === heldEvent)) await held;
+    const first = heldEvent === undefined ? events.find((fanOut) => fanOut.event.issue_id === HELD_ISSUE) : undefined;
+    if (first) {
+      heldEvent = first.event.id;
+      await held;
+    }
     const created = await store(events, ...rest);
     committed.push(...events.map((fanOut) => fanOut.event.id));
     return created;
@@ -46,8 +51,16 @@ afterAll(async () => {
 });
 
 it("stores an issue's later event only after its earlier one, while other issues' events go on", async () => {
-  heldEvent = await publishIssueCreated(stack.connection, TEAM, 5, 'ORD');
-  const later = await publishIssueCreated(stack.connection, TEAM, 5, 'ORD');
+  const first = await publishIssueCreated(stack.connection, TEAM, HELD_ISSUE, 'ORD');
+  // The held statement starts alone: events received in one turn share a statement, and another
+  // issue's event sharing the held one's would wait with it.
+  await eventually(
+    async () => heldEvent,
+    (event) => event === first,
+    20_000,
+    "the issue's first event's statement to start",
+  );
+  const later = await publishIssueCreated(stack.connection, TEAM, HELD_ISSUE, 'ORD');
   const otherIssue = await publishIssueCreated(stack.connection, TEAM, 6, 'ORD');
 
   // Another issue's event, received after both, is stored while the first is held...

@@ -145,10 +145,16 @@ describe('per-issue order', () => {
     const ofIssue = (id: number) => env.receiver.at('/bounded').filter((request) => issueIdOf(request) === id);
     // Another issue's event is not held up: it arrives while the update still waits.
     await env.receiver.waitFor(() => ofIssue(other.id).length === 1, 15_000, 'the other issue’s event');
-    const logWhileWaiting = await logOf(webhook.id);
-    const update = () => logWhileWaiting.find((delivery) => delivery.issue_id === stuck.id && delivery.event === 'issue.updated');
+    // (The update's delivery may be stored after the other issue's event arrived: wait for it.)
+    const isUpdate = (delivery: LoggedDelivery) => delivery.issue_id === stuck.id && delivery.event === 'issue.updated';
+    const logWhileWaiting = await eventually(
+      () => logOf(webhook.id),
+      (rows) => rows.some(isUpdate),
+      15_000,
+      'the update to be logged',
+    );
     if (ofIssue(stuck.id).every((request) => payloadOf(request).event === 'issue.created')) {
-      expect(update()).toMatchObject({ status: 'pending', attempt_count: 0, out_of_order: false });
+      expect(logWhileWaiting.find(isUpdate)).toMatchObject({ status: 'pending', attempt_count: 0, out_of_order: false });
     }
 
     // After its bound the update goes ahead of the creation, which is still being retried.

@@ -11,6 +11,7 @@ import {
   jetstream,
   jetstreamManager,
   webhookChangesLimitsFrom,
+  type JetStreamManager,
   type NatsConnection,
   type WebhookChange,
 } from '@worklane/messaging';
@@ -167,5 +168,55 @@ describe('the change feed', () => {
     }
     // Stopped: nothing can be confirmed any more.
     expect(await feed.caughtUp()).toBe(false);
+  });
+
+  it('answers a read that begins while another check is out with a check of its own, without waiting for that one', async () => {
+    const seen: WebhookChange[] = [];
+    const jsm = await jetstreamManager(reader);
+    const direct = await jetstreamManager(reader, { timeout: 5_000, checkAPI: false });
+    // The next request for the stream position is held until released; the others go through.
+    let hold = false;
+    let held: (() => void) | undefined;
+    let heldAsked = false;
+    const gated = {
+      streams: {
+        info: async (name: string) => {
+          if (hold) {
+            hold = false;
+            heldAsked = true;
+            await new Promise<void>((resolve) => (held = resolve));
+          }
+          return direct.streams.info(name);
+        },
+      },
+    } as unknown as JetStreamManager;
+    const feed = new WebhookChangeFeed({
+      js: jetstream(reader),
+      jsm: gated,
+      listener: { changed: (change) => seen.push(change), forgetAll: () => {} },
+      logger,
+      registry: new promClient.Registry(),
+      syncTimeoutMs: 5_000,
+      declare: () => ensureWebhookChangesStream(jsm, limits),
+    });
+    await feed.start();
+    try {
+      hold = true;
+      let firstSettled = false;
+      const first = feed.caughtUp().finally(() => (firstSettled = true));
+      await eventually(async () => heldAsked, (asked) => asked);
+      // A change acknowledged while the first check is out: the next read must see it, and gets
+      // its answer while the first check is still held.
+      const change: WebhookChange = { team_id: 9_500, webhook_id: 1, change: 'updated' };
+      await jetstream(writer).publish(WEBHOOK_CHANGES_SUBJECT, encodeWebhookChange(change));
+      expect(await feed.caughtUp()).toBe(true);
+      expect(seen).toContainEqual(change);
+      expect(firstSettled).toBe(false);
+      held?.();
+      expect(await first).toBe(true);
+    } finally {
+      held?.();
+      await feed.stop();
+    }
   });
 });

@@ -54,6 +54,13 @@ interface Waiter {
 }
 
 /**
+ * Stream position requests out at once, at most. Each read that begins after the requests under
+ * way were sent needs one of its own; the reads of one moment share it, so this bounds only a
+ * burst spread over many moments.
+ */
+const MAX_CHECKS_IN_FLIGHT = 4;
+
+/**
  * Follows the WEBHOOK_CHANGES stream from its end with an ordered consumer, handing each notice to
  * the listener as it arrives (synchronously, in the NATS client's read loop), and answers the
  * cache's barrier: the stream's last sequence, asked of its leader after the barrier was called,
@@ -69,9 +76,12 @@ export class WebhookChangeFeed implements ChangeBarrier {
   private stopped = false;
   private restartTimer: NodeJS.Timeout | undefined;
   private waiters: Waiter[] = [];
-  /** The check whose stream request is out, and the one callers arriving meanwhile share. */
-  private current: Promise<boolean> | undefined;
-  private next: Promise<boolean> | undefined;
+  /** The check that the reads of this moment share; its stream request is sent once they have all joined it. */
+  private joining: Promise<boolean> | undefined;
+  /** Checks whose stream request is out (MAX_CHECKS_IN_FLIGHT at most). */
+  private checksOut = 0;
+  /** Checks waiting for one of those to end. */
+  private readonly checksQueued: (() => void)[] = [];
   private readonly checks: promClient.Counter<'outcome'>;
 
   constructor(private readonly options: WebhookChangeFeedOptions) {
@@ -109,19 +119,28 @@ export class WebhookChangeFeed implements ChangeBarrier {
   }
 
   caughtUp(): Promise<boolean> {
-    if (!this.current) {
-      this.current = this.check().finally(() => {
-        this.current = undefined;
-      });
-      return this.current;
-    }
-    // The check under way asked for the stream position before this call: it may miss a notice
-    // acknowledged just before the call. Share the next one.
-    this.next ??= this.current.then(() => {
-      this.next = undefined;
-      return this.caughtUp();
+    // A check already out asked for the stream position before this call, so it may miss a notice
+    // acknowledged just before the call: this read needs a request sent from now on. It is sent at
+    // once, not after the checks under way (a read waits one round trip, never the rest of another
+    // check first), and the reads that begin in the same moment (before its request leaves) share it.
+    this.joining ??= Promise.resolve().then(() => {
+      this.joining = undefined;
+      return this.checkWhenFree();
     });
-    return this.next;
+    return this.joining;
+  }
+
+  /** One check, once fewer than MAX_CHECKS_IN_FLIGHT are out (it then takes the slot of the one that ended). */
+  private async checkWhenFree(): Promise<boolean> {
+    if (this.checksOut >= MAX_CHECKS_IN_FLIGHT) await new Promise<void>((resolve) => this.checksQueued.push(resolve));
+    else this.checksOut += 1;
+    try {
+      return await this.check();
+    } finally {
+      const next = this.checksQueued.shift();
+      if (next) next();
+      else this.checksOut -= 1;
+    }
   }
 
   private async check(): Promise<boolean> {

@@ -99,11 +99,12 @@ export class SendingBudgets {
     return this.take(teamId, webhookId);
   }
 
-  /** Whether some team or endpoint is held back by its budget (so more may be due than claimed). */
-  get anyAtBudget(): boolean {
-    if (this.teamsAtBudget > 0) return true;
-    for (const value of this.byWebhook.values()) if (value >= this.limits.perWebhook) return true;
-    return false;
+  /**
+   * Whether a slot of this team and endpoint, given back now, lets a claim take what the budgets
+   * held back until now: the replica's, the team's or the endpoint's budget is in use to the full.
+   */
+  heldBack(teamId: number, webhookId: number): boolean {
+    return this.free <= 0 || this.inFlightOfTeam(teamId) >= this.limits.perTeam || this.inFlightOf(webhookId) >= this.limits.perWebhook;
   }
 
   /** The budget of the next claim of at most `batch` deliveries, with the breakers' verdicts. */

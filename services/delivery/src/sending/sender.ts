@@ -108,8 +108,15 @@ export class DeliverySender {
   private readonly worker: BackgroundWorker;
   private wakeRequested = false;
   private refillTimer: NodeJS.Timeout | undefined;
-  /** Set when the last claim suggested more work is due than was taken: freed slots are refilled at once. */
+  /**
+   * Set when the last claim took all it could or found the replica's whole budget in use: more may
+   * be due than it took, so any slot that frees up is refilled at once. Otherwise only a slot whose
+   * team, endpoint or replica was at its budget is (SendingBudgets.heldBack): that team's or
+   * endpoint's due deliveries were left out for want of it.
+   */
   private backlog = false;
+  /** A claim is running. */
+  private claiming = false;
   /** Set when the last claim took as many deliveries as it could: more may be due, and they go first. */
   private lastClaimFull = false;
   private readonly budgets: SendingBudgets;
@@ -203,27 +210,28 @@ export class DeliverySender {
   private async pass(): Promise<PassResult> {
     this.wakeRequested = false;
     let scannedFull = false;
-    let leftBehind = false;
     this.deferring ??= this.deferOpenEndpoints().finally(() => (this.deferring = undefined));
     const budget = this.budgets.claimBudget(CLAIM_BATCH, this.breakers);
     if (budget.limit > 0) {
+      this.claiming = true;
       try {
-        const { deliveries: claimed, pacedDueAtMs, moreDue } = await this.options.store.claimDue(budget, this.options.leaseMs, this.rotateAfter);
+        const { deliveries: claimed, pacedDueAtMs } = await this.options.store.claimDue(budget, this.options.leaseMs, this.rotateAfter);
         this.pacedDueAtMs = pacedDueAtMs;
         scannedFull = claimed.length === budget.limit;
-        leftBehind = moreDue;
         this.lastClaimFull = scannedFull;
         const teams = new Set(claimed.map((delivery) => delivery.teamId));
         // More teams due than one claim serves: the next claim starts after the last one served.
         this.rotateAfter = teams.size >= budget.limit ? Math.max(...teams) : 0;
         this.launch(claimed);
       } finally {
-        // What the claim left behind, as it saw the budgets: attempts that ended while it ran freed
-        // their slots, so the budgets as they are now may not show that more is due.
-        this.backlog = scannedFull || leftBehind || this.budgets.free <= 0 || this.budgets.anyAtBudget;
+        this.claiming = false;
+        // A team or endpoint the budgets held back is refilled when its own slot frees: a slot of
+        // another team, with nothing due, would only make an empty claim (one per attempt of every
+        // other team, while a team is at its budget).
+        this.backlog = scannedFull || this.budgets.free <= 0;
       }
     } else {
-      this.backlog = this.budgets.free <= 0 || this.budgets.anyAtBudget;
+      this.backlog = this.budgets.free <= 0;
     }
     if (!this.running) return 'idle';
     if (scannedFull && this.budgets.free > 0) return 'more';
@@ -286,12 +294,7 @@ export class DeliverySender {
     if (!this.running || this.lastClaimFull || webhook.rateLimitPerSecond !== null) return undefined;
     const giveBack = this.budgets.takeIfRoom(webhook.teamId, webhook.id, this.breakers);
     if (!giveBack) return undefined;
-    return {
-      release: () => {
-        giveBack();
-        this.refill();
-      },
-    };
+    return { release: () => this.freeSlot(webhook.teamId, webhook.id, giveBack) };
   }
 
   /**
@@ -313,9 +316,14 @@ export class DeliverySender {
     this.launchOne(delivery, Promise.resolve(webhook), () => slot.release());
   }
 
-  /** Slots came free while work is waiting: claim again shortly, for all of them at once. */
-  private refill(): void {
-    if (!this.backlog || this.refillTimer || this.wakeRequested) return;
+  /**
+   * Gives a slot back; when work may be waiting for it, claims again shortly, for every slot freed
+   * meanwhile. A slot freed while a claim runs always does: that claim's budget still counted it.
+   */
+  private freeSlot(teamId: number, webhookId: number, giveBack: () => void): void {
+    const heldBack = this.budgets.heldBack(teamId, webhookId);
+    giveBack();
+    if (!(this.backlog || heldBack || this.claiming) || this.refillTimer || this.wakeRequested) return;
     this.refillTimer = setTimeout(() => this.wake(), REFILL_DELAY_MS);
   }
 
@@ -338,10 +346,7 @@ export class DeliverySender {
       this.options.metrics.scheduleDelay.observe(Math.max(0, now - delivery.dueAtMs) / 1000);
       this.options.metrics.teamInFlight.observe(this.budgets.inFlightOfTeam(delivery.teamId) + 1);
       const giveBack = this.budgets.take(delivery.teamId, delivery.webhookId);
-      this.launchOne(delivery, webhook, () => {
-        giveBack();
-        this.refill();
-      });
+      this.launchOne(delivery, webhook, () => this.freeSlot(delivery.teamId, delivery.webhookId, giveBack));
     }
   }
 
@@ -429,6 +434,9 @@ export class DeliverySender {
         atMs: Date.now(),
         retryAtMs: health.retryAt,
       });
+      // Its deliveries are deferred (opened) or may go again (closed) by the next claim: claim now,
+      // as the slot this attempt frees would not otherwise start one.
+      this.wake();
       if (transition === 'opened' && health.retryAt !== null) {
         this.toDefer.set(delivery.webhookId, health.retryAt);
         logger.info({ webhookId: delivery.webhookId, teamId: delivery.teamId, retryAt: new Date(health.retryAt).toISOString() }, 'endpoint keeps failing; circuit opened');

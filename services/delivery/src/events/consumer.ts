@@ -49,8 +49,11 @@ export interface EventConsumerOptions {
   /** How many deliveries each team's events may create now; events beyond it wait in `backlog`. */
   budget: FanOutBudget;
   backlog: FanOutBacklog;
-  /** Called when new deliveries are stored for a claim, to send them without waiting for a poll. */
-  onDeliveriesCreated: () => void;
+  /**
+   * Called when new deliveries are stored for a claim, to send them without waiting for a poll,
+   * with the team they are of (each fan-out statement carries one team's events).
+   */
+  onDeliveriesCreated: (teamId?: number) => void;
   /**
    * The fast path: deliveries that may go at once are stored claimed by this replica and handed
    * to the sender in memory, with no claim. Without it every delivery waits for a claim.
@@ -255,8 +258,10 @@ export class EventConsumer {
    * claim, which is woken for them.
    */
   private async store(events: (Omit<EventFanOut, 'webhookIds'> & { webhookIds: number[]; targets: WebhookTarget[] })[]): Promise<StoredFanOut> {
-    const { store, sendAtOnce, onDeliveriesCreated } = this.options;
+    const { store, sendAtOnce } = this.options;
     if (events.length === 0) return DURABLE;
+    const teamId = events[0]!.event.team_id;
+    const onDeliveriesCreated = () => this.options.onDeliveriesCreated(events.every((fanOut) => fanOut.event.team_id === teamId) ? teamId : undefined);
     const slots = new Map<string, HeldSlot[]>();
     const atOnce = events.map((fanOut) => {
       if (!sendAtOnce || fanOut.firstDelayMs > 0) return fanOut.targets.map(() => false);

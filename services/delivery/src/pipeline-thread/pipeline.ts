@@ -176,7 +176,7 @@ export async function runPipeline({ config, logger, tracing, channel }: { config
     declare,
     budget,
     backlog,
-    onDeliveriesCreated: () => sender.wake(),
+    onDeliveriesCreated: (teamId) => sender.wake(teamId),
     // Deliveries that may go at once are stored claimed and handed to the sender, with no claim.
     sendAtOnce: sender,
     onQueued: (events) => {

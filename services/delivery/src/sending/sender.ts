@@ -174,8 +174,13 @@ export class DeliverySender {
     this.worker.start();
   }
 
-  /** New deliveries are due: look now rather than at the next poll. */
-  wake(): void {
+  /**
+   * New deliveries are due: look now rather than at the next poll. Those of a team at its budget
+   * in this replica (`teamId`) could not be claimed now: the slot its next finished attempt frees
+   * starts that claim (freeSlot), so they wake nothing.
+   */
+  wake(teamId?: number): void {
+    if (teamId !== undefined && this.budgets.inFlightOfTeam(teamId) >= this.budgets.limits.perTeam) return;
     clearTimeout(this.refillTimer);
     this.refillTimer = undefined;
     this.wakeRequested = true;

@@ -13,6 +13,7 @@ import {
   unavailableSettings,
 } from '@worklane/config';
 import { streamSettingsSchema } from '@worklane/messaging';
+import { DEFAULT_HANDOVER_MAX_LOOP_UTILIZATION } from './events/handover-gate';
 
 /** Who may sign the caller identity of an API request. */
 export const IDENTITY_ISSUERS = ['gateway', 'console'] as const;
@@ -62,6 +63,14 @@ export const configSchema = z.object({
     .max(600)
     .default(15)
     .describe('How long a relay owns the outbox rows it took: well beyond a publish, and the longest a relay that dies mid-publish delays them'),
+  OUTBOX_HANDOVER_MAX_LOOP_UTILIZATION: z.coerce
+    .number()
+    .min(0)
+    .max(1)
+    .default(DEFAULT_HANDOVER_MAX_LOOP_UTILIZATION)
+    .describe(
+      "A create hands its committed event straight to the outbox relay's thread only while the API thread's event loop was busy less than this share of the last 100 ms (the hand-over waits for that loop); otherwise the relay claims the event, woken by the commit's notification. 1: always hand over; 0: never",
+    ),
   OUTBOX_MARK_WITHIN_MS: z.coerce
     .number()
     .int()

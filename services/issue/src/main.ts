@@ -17,7 +17,7 @@ async function main(): Promise<void> {
   const pool = await openServiceDatabase('issue', config, MIGRATIONS, logger);
   // The outbox relay runs on a thread of its own, with its own connections (relay-host.ts): no
   // burst of API work can delay the publishing of events, whichever team's requests cause it.
-  const relay = await startRelayThread({ logger, leaseSeconds: config.OUTBOX_LEASE_SECONDS });
+  const relay = await startRelayThread({ logger, leaseSeconds: config.OUTBOX_LEASE_SECONDS, handoverMaxLoopUtilization: config.OUTBOX_HANDOVER_MAX_LOOP_UTILIZATION });
   // Idempotency-Key records of POSTs, and the worker that deletes them once expired.
   const idempotency = serviceIdempotency(pool, config, logger, metrics.registry);
   idempotency.retention.start();

@@ -10,6 +10,7 @@ import { ISSUE_EVENTS_STREAM, ensureIssueEventsStream, jetstream, jetstreamManag
 import { createLogger } from '@worklane/observability';
 import { createTestDatabase, startNatsServer, type NatsServer, type TestDatabase } from '@worklane/testing';
 import { IssueStore, type ProjectScope } from '../src/data/issues';
+import { handOverWhileIdle } from '../src/events/handover-gate';
 import { OutboxRelay, RELAY_SESSION_SETTINGS, type OutboxRelayOptions } from '../src/events/relay';
 
 jest.setTimeout(120_000);
@@ -306,6 +307,39 @@ describe('creates handed to their own relay', () => {
     await replica.relay.stop();
     expect(refused).toBe(1);
     expect((await streamEvents()).filter((event) => ids.includes(event.id))).toHaveLength(1);
+  });
+
+  it('while the API thread is kept busy, leaves creates’ events to the relay’s claim (woken by their commit), in order with their issues’ later events', async () => {
+    const replica = newRelay({ pollIntervalMs: 60_000 });
+    replica.relay.start();
+    const apiPool = createPool({ url: database.url, schema: 'issue', max: 2, applicationName: 'relay-test-api' });
+    relayPools.push(apiPool);
+    const creates: string[] = [];
+    const query = apiPool.query.bind(apiPool) as (...args: unknown[]) => unknown;
+    (apiPool as unknown as { query: (...args: unknown[]) => unknown }).query = (...args: unknown[]) => {
+      const name = (args[0] as { name?: string }).name;
+      if (name?.startsWith('issue-create')) creates.push(name);
+      return query(...args);
+    };
+    // The API thread's recent event loop utilization, as the gate reads it.
+    let utilization = 0.9;
+    const store = new IssueStore(apiPool, handOverWhileIdle(replica.relay.committedEventPublisher(), 0.15, () => utilization));
+    const scope = newProject();
+    const busy = await store.create(scope, 'BUSY', 1, { title: 'busy 0' });
+    await store.update(scope, busy.id, { title: 'busy 1' });
+    utilization = 0.05;
+    const idle = await store.create(scope, 'BUSY', 1, { title: 'idle 0' });
+    await store.update(scope, idle.id, { title: 'idle 1' });
+    expect(creates).toEqual(['issue-create', 'issue-create-direct']);
+    const ids = await eventIdsOf([busy.id, idle.id]);
+    expect(ids).toHaveLength(4);
+    // The busy create's event had no hand-over: the claim the commit's notification started took it.
+    await until('the four events published and marked', async () => (await outboxRows(ids)).every((row) => row.published));
+    await replica.relay.stop();
+    const onStream = (await streamEvents()).filter((event) => ids.includes(event.id));
+    expect(onStream.filter((event) => event.issueId === busy.id).map((event) => event.title)).toEqual(['busy 0', 'busy 1']);
+    expect(onStream.filter((event) => event.issueId === idle.id).map((event) => event.title)).toEqual(['idle 0', 'idle 1']);
+    expect(replica.published()).toBe(4);
   });
 
   it('leaves the event of a process that died before publishing it to any relay once its lease runs out', async () => {

@@ -73,6 +73,7 @@ the client's before it. Trusting exactly those hops ignores whatever the client 
 {{- end -}}
 {{- if eq .component "issue" -}}
 {{- $_ := set $data "ISSUE_UPDATE_OPTIMISTIC_ATTEMPTS" (printf "%d" (int64 $values.updateOptimisticAttempts)) -}}
+{{- $_ := set $data "OUTBOX_HANDOVER_MAX_LOOP_UTILIZATION" (toString $values.handoverMaxLoopUtilization) -}}
 {{- end -}}
 {{- if eq .component "delivery" -}}
 {{- with $values.retention -}}

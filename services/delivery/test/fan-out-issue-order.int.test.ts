@@ -82,5 +82,5 @@ it("stores an issue's later event only after its earlier one, while other issues
     20_000,
     "the issue's later event to be stored",
   );
-  expect(committed.indexOf(heldEvent)).toBeLessThan(committed.indexOf(later));
+  expect(committed.indexOf(first)).toBeLessThan(committed.indexOf(later));
 });

@@ -204,7 +204,10 @@ describe('the change feed', () => {
       hold = true;
       let firstSettled = false;
       const first = feed.caughtUp().finally(() => (firstSettled = true));
-      await eventually(async () => heldAsked, (asked) => asked);
+      await eventually(
+        async () => heldAsked,
+        (asked) => asked,
+      );
       // A change acknowledged while the first check is out: the next read must see it, and gets
       // its answer while the first check is still held.
       const change: WebhookChange = { team_id: 9_500, webhook_id: 1, change: 'updated' };

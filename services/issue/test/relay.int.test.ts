@@ -323,7 +323,10 @@ describe('creates handed to their own relay', () => {
     };
     // The API thread's recent event loop utilization, as the gate reads it.
     let utilization = 0.9;
-    const store = new IssueStore(apiPool, handOverWhileIdle(replica.relay.committedEventPublisher(), 0.15, () => utilization));
+    const store = new IssueStore(
+      apiPool,
+      handOverWhileIdle(replica.relay.committedEventPublisher(), 0.15, () => utilization),
+    );
     const scope = newProject();
     const busy = await store.create(scope, 'BUSY', 1, { title: 'busy 0' });
     await store.update(scope, busy.id, { title: 'busy 1' });

@@ -45,7 +45,10 @@ export class RecentLoopUtilization {
 export function handOverWhileIdle(
   publisher: CommittedEventPublisher,
   maxUtilization: number,
-  utilization: () => number = ((recent) => () => recent.value)(new RecentLoopUtilization()),
+  utilization: () => number = (
+    (recent) => () =>
+      recent.value
+  )(new RecentLoopUtilization()),
 ): CommittedEventPublisher {
   return {
     leaseSeconds: publisher.leaseSeconds,

@@ -19,8 +19,10 @@
 // (charts/worklane/values.yaml), CPU per process and the services' queue gauges for each phase, and
 // ends with one JSON line. The victim's deliveries are broken down by stage (outbox row, bus,
 // delivery row, first attempt, receipt: delivery-stages.mjs) alone, in the attack's first window
-// and after it, and per window of the timeline. Targets (reported, not asserted): the victim's p99
-// under attack <= 1.5x its p99 alone, nothing lost, every service below its memory limit.
+// and after it, and per window of the timeline; and every thread's CPU and time spent waiting for a
+// CPU (its run-queue time, from /proc/<pid>/task/<tid>/schedstat) in the same three parts. Targets
+// (reported, not asserted): the victim's p99 under attack <= 1.5x its p99 alone, nothing lost,
+// every service below its memory limit.
 //
 //   BENCH_ALONE_S=30 BENCH_ATTACK_S=60 BENCH_GRACE_S=30 BENCH_WARMUP_S=5 npm run bench:isolation
 //   BENCH_VICTIM_RATE=50 BENCH_ATTACK_RATE=200 BENCH_ATTACK_TOKENS=4 BENCH_ABUSE_RATE=10
@@ -105,7 +107,8 @@ let exitCode = 0;
 
 /** Starts a worker thread and resolves with it once it posts { ready } (and that message). */
 function startWorker(file, workerData) {
-  const worker = new Worker(new URL(file, import.meta.url), { workerData });
+  // Named after its file: the thread table below tells the hostile team's thread from its endpoints'.
+  const worker = new Worker(new URL(file, import.meta.url), { workerData, name: file.replace(/^\.\/|\.mjs$/g, '') });
   return new Promise((resolve, reject) => {
     worker.once('error', reject);
     worker.once('message', (message) => (message.ready ? resolve({ worker, ready: message }) : reject(new Error(`${file}: ${JSON.stringify(message)}`))));
@@ -227,6 +230,58 @@ function coresBetween(a, b) {
   const ours = Object.values(cores).reduce((sum, value) => sum + (Number.isFinite(value) ? value : 0), 0);
   const machineBusy = (b.machine.busy - a.machine.busy) / seconds;
   return { cores, machineBusy, others: Math.max(0, machineBusy - ours) };
+}
+
+/**
+ * CPU and run-queue time (waiting for a CPU while runnable) so far of every thread of the services,
+ * by service and thread (the V8 helper threads of a process together), and of PostgreSQL and NATS,
+ * from /proc/<pid>/task/<tid>/schedstat (nanoseconds). On a saturated machine the victim's events
+ * wait less for work than for a CPU: this says which threads waited, and how long.
+ */
+function threadSnapshot() {
+  const groups = new Map(); // group -> { cpu, wait } in ms
+  /** Every thread of `pid`, each counted under the group `groupOf(its name)` gives. */
+  const add = (pid, groupOf) => {
+    let tasks;
+    try {
+      tasks = fs.readdirSync(`/proc/${pid}/task`);
+    } catch {
+      return; // the process is gone
+    }
+    for (const tid of tasks) {
+      try {
+        const group = groupOf(fs.readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8').trim());
+        const [cpu, wait] = fs.readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ').map(Number);
+        const entry = groups.get(group) ?? { cpu: 0, wait: 0 };
+        entry.cpu += cpu / 1e6;
+        entry.wait += wait / 1e6;
+        groups.set(group, entry);
+      } catch {
+        // the thread is gone
+      }
+    }
+  };
+  // Thread names are cut at 15 characters: "MainThread", "V8Worker" (the garbage collector's helpers
+  // among them), a worker thread's own name ("delivery pipeli", "outbox relay"), libuv's pool.
+  const threadOf = (comm) => (comm === 'MainThread' ? 'main' : comm === 'V8Worker' ? 'V8 helpers' : comm.startsWith('delivery pipel') ? 'pipeline' : comm);
+  for (const name of SERVICES) add(system.services[name].pid, (comm) => `${name} ${threadOf(comm)}`);
+  const infrastructure = infrastructurePids(stack.dir);
+  for (const pid of infrastructure.postgres) add(pid, () => 'postgres');
+  for (const pid of infrastructure.nats) add(pid, () => 'nats');
+  // This process: the victim's load and receiver (main), the hostile team and its endpoints (workers).
+  add(process.pid, (comm) => `benchmark ${threadOf(comm)}`);
+  return { at: Date.now(), groups };
+}
+
+/** Per thread group, CPU and run-queue wait in ms per second of wall time between two snapshots. */
+function threadRatesBetween(a, b) {
+  const seconds = (b.at - a.at) / 1000;
+  const rates = new Map();
+  for (const [group, after] of b.groups) {
+    const before = a.groups.get(group) ?? { cpu: 0, wait: 0 };
+    rates.set(group, { cpu: (after.cpu - before.cpu) / seconds, wait: (after.wait - before.wait) / seconds });
+  }
+  return rates;
 }
 
 try {
@@ -414,6 +469,8 @@ try {
   // Phase 1 and 2: one steady schedule for the victim; the attack starts ALONE_S into it.
   say(`phase 1: the victim alone, ${VICTIM_RATE} events/s for ${ALONE_S} s; phase 2: ${ATTACK_S} s under attack`);
   const snapshots = { start: cpuSnapshot() };
+  const threads = { start: threadSnapshot() };
+  let firstWindowTimer;
   phase = 'alone';
   const phaseOneStart = Date.now();
   let attackStart = Infinity;
@@ -423,6 +480,8 @@ try {
     attackStart = message.at;
     phase = 'attack';
     snapshots.attack = cpuSnapshot();
+    threads.attack = threadSnapshot();
+    firstWindowTimer = setTimeout(() => (threads.firstWindowEnd = threadSnapshot()), TIMELINE_WINDOW_S * 1000);
     say(
       `phase 2: the hostile team fires ${ATTACK_RATE} events/s over ${eventTokens.length} tokens at ${hostileWebhookIds.length} webhooks, ${ABUSE_RATE} refused bodies/s and ${LIST_CLIENTS} list clients...`,
     );
@@ -439,6 +498,8 @@ try {
   await attackStarted;
   const attackEnd = attackStart + ATTACK_S * 1000;
   snapshots.attackEnd = cpuSnapshot();
+  clearTimeout(firstWindowTimer);
+  threads.attackEnd = threadSnapshot();
   // The grace time runs from the victim's last answer, however late the API gave it.
   const victimDoneAt = Date.now();
   say(`the attack is over; waiting up to ${GRACE_S} s for the victim's stragglers...`);
@@ -601,6 +662,25 @@ try {
     `peak RSS (VmHWM) against the chart's memory limit (target: below it): ${SERVICES.map((name) => `${name} ${f(peakRss[name])}/${f(memoryLimitMiB(memoryLimits, name), 0)} MB`).join(', ')}: ${pass(rssOk)}`,
     ...(deaths.length ? [`SERVICES THAT EXITED DURING THE RUN: ${deaths.join(', ')}`] : []),
     '',
+    ...(() => {
+      // CPU and run-queue wait of every thread group: alone, in the attack's first window, in the rest of the attack.
+      if (!threads.attack || !threads.firstWindowEnd) return [];
+      const parts = [
+        threadRatesBetween(threads.start, threads.attack),
+        threadRatesBetween(threads.attack, threads.firstWindowEnd),
+        threadRatesBetween(threads.firstWindowEnd, threads.attackEnd),
+      ];
+      // Threads that neither ran nor waited (idle pools) are left out.
+      const groups = [...threads.attackEnd.groups.keys()].sort().filter((group) => parts.some((rates) => (rates.get(group)?.cpu ?? 0) + (rates.get(group)?.wait ?? 0) >= 1));
+      const width = Math.max(...groups.map((group) => group.length));
+      const cell = (rate) => (rate ? `${f(rate.cpu, 0).padStart(4)} ${f(rate.wait, 0).padStart(4)}` : '   -    -');
+      return [
+        `threads, CPU used and time waiting for a CPU while runnable, in ms per second (alone | attack's first ${TIMELINE_WINDOW_S} s | rest of the attack):`,
+        `  ${'thread'.padEnd(width)}  ${['alone', 'first window', 'rest'].map((title) => `${title.padStart(9)}`).join('   ')}`,
+        `  ${''.padEnd(width)}  ${parts.map(() => ' cpu wait').join('   ')}`,
+        ...groups.map((group) => `  ${group.padEnd(width)}  ${parts.map((rates) => cell(rates.get(group))).join('   ')}`),
+      ];
+    })(),
     'CPU (cores busy) per phase:',
     ...Object.entries(cpu).map(
       ([name, figures]) =>

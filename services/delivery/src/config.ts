@@ -238,6 +238,13 @@ export const configSchema = z.object({
     .describe(
       'How long a cache read waits to confirm with NATS that every webhook change notice stored before it was applied; past it (or with NATS unavailable) the read asks the webhook service',
     ),
+  DELIVERY_WEBHOOK_CACHE_SYNC_CHECKS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(64)
+    .default(4)
+    .describe('Checks of the webhook change notices out to NATS at once; a cache read that begins while they are all out waits for one of them to end before sending its own'),
   EVENT_CONCURRENCY: z.coerce.number().int().min(1).max(500).default(32).describe('Events fanned out at once in this replica'),
   EVENT_ACK_FLUSH_WITHIN_MS: z.coerce
     .number()

@@ -147,6 +147,7 @@ describe('the change feed', () => {
       logger,
       registry: new promClient.Registry(),
       syncTimeoutMs: 5_000,
+      maxChecksInFlight: 4,
       declare: () => ensureWebhookChangesStream(jsm, limits),
     });
     await feed.start();
@@ -197,6 +198,7 @@ describe('the change feed', () => {
       logger,
       registry: new promClient.Registry(),
       syncTimeoutMs: 5_000,
+      maxChecksInFlight: 4,
       declare: () => ensureWebhookChangesStream(jsm, limits),
     });
     await feed.start();

@@ -118,6 +118,7 @@ the client's before it. Trusting exactly those hops ignores whatever the client 
 {{- $_ := set $data "DELIVERY_WEBHOOK_CACHE_MAX_ENTRIES" (printf "%d" (int64 $delivery.webhookCacheMaxEntries)) -}}
 {{- $_ := set $data "DELIVERY_WEBHOOK_CACHE_TTL_MS" (printf "%d" (int64 $delivery.webhookCacheTtlMs)) -}}
 {{- $_ := set $data "DELIVERY_WEBHOOK_CACHE_SYNC_TIMEOUT_MS" (printf "%d" (int64 $delivery.webhookCacheSyncTimeoutMs)) -}}
+{{- $_ := set $data "DELIVERY_WEBHOOK_CACHE_SYNC_CHECKS" (printf "%d" (int64 $delivery.webhookCacheSyncChecks)) -}}
 {{- $_ := set $data "DELIVERY_FANOUT_STATEMENTS" (printf "%d" (int64 $delivery.fanOutStatements)) -}}
 {{- $_ := set $data "EVENT_ACK_FLUSH_WITHIN_MS" (printf "%d" (int64 $delivery.eventAckFlushWithinMs)) -}}
 {{- /* Webhooks whose every attempt fails: the notice, auto-disable, and how often they are looked for. */ -}}

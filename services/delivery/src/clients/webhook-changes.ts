@@ -41,6 +41,12 @@ export interface WebhookChangeFeedOptions {
   registry: promClient.Registry;
   /** How long a check waits for the stream position and for the notices up to it (DELIVERY_WEBHOOK_CACHE_SYNC_TIMEOUT_MS). */
   syncTimeoutMs: number;
+  /**
+   * Stream position requests out at once, at most (DELIVERY_WEBHOOK_CACHE_SYNC_CHECKS). Each read
+   * that begins after the requests under way were sent needs one of its own; the reads of one
+   * moment share it, so this bounds only a burst spread over many moments.
+   */
+  maxChecksInFlight: number;
   /** Declares the WEBHOOK_CHANGES stream (when it has gone missing). */
   declare: () => Promise<unknown>;
   /** Pause before following again after the follower stopped or could not start. */
@@ -52,13 +58,6 @@ interface Waiter {
   resolve: (reached: boolean) => void;
   timer: NodeJS.Timeout;
 }
-
-/**
- * Stream position requests out at once, at most. Each read that begins after the requests under
- * way were sent needs one of its own; the reads of one moment share it, so this bounds only a
- * burst spread over many moments.
- */
-const MAX_CHECKS_IN_FLIGHT = 4;
 
 /**
  * Follows the WEBHOOK_CHANGES stream from its end with an ordered consumer, handing each notice to
@@ -78,7 +77,7 @@ export class WebhookChangeFeed implements ChangeBarrier {
   private waiters: Waiter[] = [];
   /** The check that the reads of this moment share; its stream request is sent once they have all joined it. */
   private joining: Promise<boolean> | undefined;
-  /** Checks whose stream request is out (MAX_CHECKS_IN_FLIGHT at most). */
+  /** Checks whose stream request is out (maxChecksInFlight at most). */
   private checksOut = 0;
   /** Checks waiting for one of those to end. */
   private readonly checksQueued: (() => void)[] = [];
@@ -130,9 +129,9 @@ export class WebhookChangeFeed implements ChangeBarrier {
     return this.joining;
   }
 
-  /** One check, once fewer than MAX_CHECKS_IN_FLIGHT are out (it then takes the slot of the one that ended). */
+  /** One check, once fewer than maxChecksInFlight are out (it then takes the slot of the one that ended). */
   private async checkWhenFree(): Promise<boolean> {
-    if (this.checksOut >= MAX_CHECKS_IN_FLIGHT) await new Promise<void>((resolve) => this.checksQueued.push(resolve));
+    if (this.checksOut >= this.options.maxChecksInFlight) await new Promise<void>((resolve) => this.checksQueued.push(resolve));
     else this.checksOut += 1;
     try {
       return await this.check();

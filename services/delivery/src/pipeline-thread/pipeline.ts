@@ -73,6 +73,7 @@ export async function runPipeline({ config, logger, tracing, channel }: { config
     logger,
     registry: registry,
     syncTimeoutMs: config.DELIVERY_WEBHOOK_CACHE_SYNC_TIMEOUT_MS,
+    maxChecksInFlight: config.DELIVERY_WEBHOOK_CACHE_SYNC_CHECKS,
     declare: () => ensureWebhookChangesStream(jsm, webhookChangesLimitsFrom(config), logger),
   });
   const webhooks = new CachedWebhookDirectory({

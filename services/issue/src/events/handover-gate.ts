@@ -2,7 +2,7 @@ import { performance } from 'node:perf_hooks';
 import type { CommittedEventPublisher } from '../data/issues';
 
 /** OUTBOX_HANDOVER_MAX_LOOP_UTILIZATION's default. */
-export const DEFAULT_HANDOVER_MAX_LOOP_UTILIZATION = 0.15;
+export const DEFAULT_HANDOVER_MAX_LOOP_UTILIZATION = 0.5;
 
 /** The shortest span the utilization is measured over. */
 const WINDOW_MS = 100;

@@ -16,7 +16,7 @@ import {
   type WebhookChange,
 } from '@worklane/messaging';
 import { createLogger, promClient } from '@worklane/observability';
-import { WebhookChangeFeed, type ForgetReason } from '../src/clients/webhook-changes';
+import { WebhookChangeFeed, type ChangeListener, type ForgetReason } from '../src/clients/webhook-changes';
 import { signatureProblems } from './support/signatures';
 import { createIssue, createWebhook, eventually, payloadOf, startDeliverySystem, type DeliverySystem, type TestTeam } from './support/system';
 
@@ -136,19 +136,26 @@ describe('the change feed', () => {
     await Promise.all([reader?.close(), writer?.close()]);
   });
 
-  it('has applied every notice acknowledged before a check began when the check says so', async () => {
-    const seen: WebhookChange[] = [];
-    const forgotten: ForgetReason[] = [];
-    const jsm = await jetstreamManager(reader);
-    const feed = new WebhookChangeFeed({
+  /** A feed on the reader's connection: `checks` answers its stream position requests, `streams` declares the stream. */
+  const changeFeed = (checks: JetStreamManager, streams: JetStreamManager, listener: ChangeListener) =>
+    new WebhookChangeFeed({
       js: jetstream(reader),
-      jsm: await jetstreamManager(reader, { timeout: 5_000, checkAPI: false }),
-      listener: { changed: (change) => seen.push(change), forgetAll: (reason) => forgotten.push(reason) },
+      jsm: checks,
+      listener,
       logger,
       registry: new promClient.Registry(),
       syncTimeoutMs: 5_000,
       maxChecksInFlight: 4,
-      declare: () => ensureWebhookChangesStream(jsm, limits),
+      declare: () => ensureWebhookChangesStream(streams, limits),
+    });
+
+  it('has applied every notice acknowledged before a check began when the check says so', async () => {
+    const seen: WebhookChange[] = [];
+    const forgotten: ForgetReason[] = [];
+    const jsm = await jetstreamManager(reader);
+    const feed = changeFeed(await jetstreamManager(reader, { timeout: 5_000, checkAPI: false }), jsm, {
+      changed: (change) => seen.push(change),
+      forgetAll: (reason) => forgotten.push(reason),
     });
     await feed.start();
     try {
@@ -191,16 +198,7 @@ describe('the change feed', () => {
         },
       },
     } as unknown as JetStreamManager;
-    const feed = new WebhookChangeFeed({
-      js: jetstream(reader),
-      jsm: gated,
-      listener: { changed: (change) => seen.push(change), forgetAll: () => {} },
-      logger,
-      registry: new promClient.Registry(),
-      syncTimeoutMs: 5_000,
-      maxChecksInFlight: 4,
-      declare: () => ensureWebhookChangesStream(jsm, limits),
-    });
+    const feed = changeFeed(gated, jsm, { changed: (change) => seen.push(change), forgetAll: () => {} });
     await feed.start();
     try {
       hold = true;

@@ -73,6 +73,20 @@ let nextProject = 1;
 const newProject = (): ProjectScope => ({ teamId: 1, organizationId: 1, projectId: nextProject++ });
 
 /** The events on the stream, oldest first: id and issue title of each. */
+/** A pool for the API's statements that records, by name, which way each create went. */
+function apiPoolNamingCreates() {
+  const apiPool = createPool({ url: database.url, schema: 'issue', max: 2, applicationName: 'relay-test-api' });
+  relayPools.push(apiPool);
+  const creates: string[] = [];
+  const query = apiPool.query.bind(apiPool) as (...args: unknown[]) => unknown;
+  (apiPool as unknown as { query: (...args: unknown[]) => unknown }).query = (...args: unknown[]) => {
+    const name = (args[0] as { name?: string }).name;
+    if (name?.startsWith('issue-create')) creates.push(name);
+    return query(...args);
+  };
+  return { apiPool, creates };
+}
+
 async function streamEvents(): Promise<{ id: string; issueId: number; title: string }[]> {
   const { state } = await jsm.streams.info(ISSUE_EVENTS_STREAM);
   const events = [];
@@ -257,16 +271,7 @@ describe('creates handed to their own relay', () => {
     } as unknown as JetStreamClient;
     const replica = newRelay({ pollIntervalMs: 60_000, js, maxBackoffMs: 200 });
     replica.relay.start();
-    // The API pool's statements, by name: which way each create went.
-    const apiPool = createPool({ url: database.url, schema: 'issue', max: 2, applicationName: 'relay-test-api' });
-    relayPools.push(apiPool);
-    const creates: string[] = [];
-    const query = apiPool.query.bind(apiPool) as (...args: unknown[]) => unknown;
-    (apiPool as unknown as { query: (...args: unknown[]) => unknown }).query = (...args: unknown[]) => {
-      const name = (args[0] as { name?: string }).name;
-      if (name?.startsWith('issue-create')) creates.push(name);
-      return query(...args);
-    };
+    const { apiPool, creates } = apiPoolNamingCreates();
     const store = new IssueStore(apiPool, replica.relay.committedEventPublisher());
     const scope = newProject();
     const first = await store.create(scope, 'AWAY', 1, { title: 'first' });
@@ -312,15 +317,7 @@ describe('creates handed to their own relay', () => {
   it('while the API thread is kept busy, leaves creates’ events to the relay’s claim (woken by their commit), in order with their issues’ later events', async () => {
     const replica = newRelay({ pollIntervalMs: 60_000 });
     replica.relay.start();
-    const apiPool = createPool({ url: database.url, schema: 'issue', max: 2, applicationName: 'relay-test-api' });
-    relayPools.push(apiPool);
-    const creates: string[] = [];
-    const query = apiPool.query.bind(apiPool) as (...args: unknown[]) => unknown;
-    (apiPool as unknown as { query: (...args: unknown[]) => unknown }).query = (...args: unknown[]) => {
-      const name = (args[0] as { name?: string }).name;
-      if (name?.startsWith('issue-create')) creates.push(name);
-      return query(...args);
-    };
+    const { apiPool, creates } = apiPoolNamingCreates();
     // The API thread's recent event loop utilization, as the gate reads it.
     let utilization = 0.9;
     const store = new IssueStore(

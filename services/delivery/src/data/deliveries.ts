@@ -83,12 +83,6 @@ export interface ClaimResult {
   deliveries: ClaimedDelivery[];
   /** The soonest sending time a rate limit gave a pending delivery (ms since the epoch); null when none waits. */
   pacedDueAtMs: number | null;
-  /**
-   * Whether the budgets left due deliveries behind: a team's or an endpoint's allowance cut the
-   * claim short, or one at its budget has deliveries due (so the slots that attempts free should
-   * be refilled by another claim at once).
-   */
-  moreDue: boolean;
 }
 
 /** The result of one attempt, and where it leaves the delivery. */
@@ -393,9 +387,9 @@ export class DeliveryStore {
    *   tell a claim made before a new limit was stored.
    */
   async claimDue(budget: ClaimBudget, leaseMs: number, rotateAfter = 0): Promise<ClaimResult> {
-    if (budget.limit <= 0) return { deliveries: [], pacedDueAtMs: null, moreDue: false };
+    if (budget.limit <= 0) return { deliveries: [], pacedDueAtMs: null };
     const leaseToken = randomUUID();
-    const { rows } = await this.pool.query<Omit<ClaimedDelivery, 'leaseToken' | 'id'> & { id: string | null; pacedDueAtMs: number | null; moreDue: boolean }>({
+    const { rows } = await this.pool.query<Omit<ClaimedDelivery, 'leaseToken' | 'id'> & { id: string | null; pacedDueAtMs: number | null }>({
       name: 'deliveries-claim-due-fair',
       text: `WITH RECURSIVE pending_teams (team_id) AS (
          (SELECT team_id FROM deliveries WHERE status = 'pending' AND next_attempt_at IS NOT NULL ORDER BY team_id LIMIT 1)
@@ -517,17 +511,9 @@ export class DeliveryStore {
            (SELECT min(to_pace.due_at) FROM to_pace),
            (SELECT min(now() + make_interval(secs => (1 - s.started_tokens) / s.per_second)) FROM spent AS s WHERE s.started_tokens < 1)
          ) AS at
-       ), left_behind AS (
-         -- Due deliveries the budgets left out: an endpoint's allowance (or its bucket) passed over
-         -- a candidate, a team had at least its allowance of candidates, or a team or endpoint at
-         -- its budget has some.
-         SELECT (SELECT count(*) FROM candidates) > (SELECT count(*) FROM chosen)
-                OR EXISTS (SELECT 1 FROM due_teams AS t WHERE t.allowance <= (SELECT count(*) FROM candidates AS c WHERE c.team_id = t.team_id))
-                OR EXISTS (SELECT 1 FROM deliveries AS d WHERE d.webhook_id = ANY($7::bigint[]) AND d.status = 'pending' AND d.next_attempt_at <= now())
-                OR EXISTS (SELECT 1 FROM deliveries AS d WHERE d.team_id = ANY($4::bigint[]) AND d.status = 'pending' AND d.next_attempt_at <= now()) AS more
        )
-       SELECT claimed.*, (extract(epoch FROM next_paced.at) * 1000)::float8 AS "pacedDueAtMs", left_behind.more AS "moreDue"
-       FROM next_paced CROSS JOIN left_behind LEFT JOIN claimed ON true`,
+       SELECT claimed.*, (extract(epoch FROM next_paced.at) * 1000)::float8 AS "pacedDueAtMs"
+       FROM next_paced LEFT JOIN claimed ON true`,
       values: [
         leaseToken,
         budget.limit,
@@ -547,9 +533,8 @@ export class DeliveryStore {
     });
     // One row even when nothing was claimed, for the paced time; claimed rows come in no particular order.
     const pacedDueAtMs = rows[0]?.pacedDueAtMs ?? null;
-    const moreDue = rows[0]?.moreDue === true;
-    const deliveries = rows.flatMap(({ pacedDueAtMs: _paced, moreDue: _more, id, ...row }) => (id === null ? [] : [{ ...row, id, leaseToken }]));
-    return { deliveries, pacedDueAtMs, moreDue };
+    const deliveries = rows.flatMap(({ pacedDueAtMs: _paced, id, ...row }) => (id === null ? [] : [{ ...row, id, leaseToken }]));
+    return { deliveries, pacedDueAtMs };
   }
 
   /**

@@ -94,17 +94,23 @@ export class SendingBudgets {
    * returned function gives it back (once). Undefined, taking nothing, otherwise.
    */
   takeIfRoom(teamId: number, webhookId: number, breakers: CircuitBreakers): (() => void) | undefined {
-    if (this.free <= 0 || this.inFlightOfTeam(teamId) >= this.limits.perTeam || this.inFlightOf(webhookId) >= this.limits.perWebhook) return undefined;
+    if (this.atBudget(teamId, webhookId)) return undefined;
     if (breakers.state(webhookId) !== 'closed') return undefined;
     return this.take(teamId, webhookId);
   }
 
+  /** Whether the team has its whole budget in use. */
+  teamAtBudget(teamId: number): boolean {
+    return this.inFlightOfTeam(teamId) >= this.limits.perTeam;
+  }
+
   /**
-   * Whether a slot of this team and endpoint, given back now, lets a claim take what the budgets
-   * held back until now: the replica's, the team's or the endpoint's budget is in use to the full.
+   * Whether an attempt of this team and endpoint finds no room: the replica's, the team's or the
+   * endpoint's budget is in use to the full. A slot of theirs given back then lets a claim take
+   * what the budgets held back until now.
    */
-  heldBack(teamId: number, webhookId: number): boolean {
-    return this.free <= 0 || this.inFlightOfTeam(teamId) >= this.limits.perTeam || this.inFlightOf(webhookId) >= this.limits.perWebhook;
+  atBudget(teamId: number, webhookId: number): boolean {
+    return this.free <= 0 || this.teamAtBudget(teamId) || this.inFlightOf(webhookId) >= this.limits.perWebhook;
   }
 
   /** The budget of the next claim of at most `batch` deliveries, with the breakers' verdicts. */

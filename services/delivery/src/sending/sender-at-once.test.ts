@@ -10,7 +10,7 @@ const webhook = (id: number, teamId: number, rateLimitPerSecond: number | null =
 
 function idleSender(released: string[] = []) {
   const store = {
-    claimDue: async () => ({ deliveries: [], pacedDueAtMs: null, moreDue: false }),
+    claimDue: async () => ({ deliveries: [], pacedDueAtMs: null }),
     deferUntil: async () => 0,
     recordAttemptsAndFollow: async () => ({ recorded: [], nextOfIssueDue: 0 }),
     release: async (delivery: ClaimedDelivery) => {

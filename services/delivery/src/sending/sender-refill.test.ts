@@ -75,7 +75,7 @@ class RacingStore {
         }),
       );
     });
-    return { deliveries: taken, pacedDueAtMs: null, moreDue: this.due.length > 0 && (blocked || taken.length === allowance) };
+    return { deliveries: taken, pacedDueAtMs: null };
   }
 
   /** The webhook no longer exists: each attempt ends here, without a request. */

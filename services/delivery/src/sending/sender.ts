@@ -111,7 +111,7 @@ export class DeliverySender {
   /**
    * Set when the last claim took all it could or found the replica's whole budget in use: more may
    * be due than it took, so any slot that frees up is refilled at once. Otherwise only a slot whose
-   * team, endpoint or replica was at its budget is (SendingBudgets.heldBack): that team's or
+   * team, endpoint or replica was at its budget is (SendingBudgets.atBudget): that team's or
    * endpoint's due deliveries were left out for want of it.
    */
   private backlog = false;
@@ -180,7 +180,7 @@ export class DeliverySender {
    * starts that claim (freeSlot), so they wake nothing.
    */
   wake(teamId?: number): void {
-    if (teamId !== undefined && this.budgets.inFlightOfTeam(teamId) >= this.budgets.limits.perTeam) return;
+    if (teamId !== undefined && this.budgets.teamAtBudget(teamId)) return;
     clearTimeout(this.refillTimer);
     this.refillTimer = undefined;
     this.wakeRequested = true;
@@ -326,7 +326,7 @@ export class DeliverySender {
    * meanwhile. A slot freed while a claim runs always does: that claim's budget still counted it.
    */
   private freeSlot(teamId: number, webhookId: number, giveBack: () => void): void {
-    const heldBack = this.budgets.heldBack(teamId, webhookId);
+    const heldBack = this.budgets.atBudget(teamId, webhookId);
     giveBack();
     if (!(this.backlog || heldBack || this.claiming) || this.refillTimer || this.wakeRequested) return;
     this.refillTimer = setTimeout(() => this.wake(), REFILL_DELAY_MS);

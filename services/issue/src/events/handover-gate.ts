@@ -42,17 +42,16 @@ export class RecentLoopUtilization {
  * take the claim, which costs about one statement more but no wait behind other work. 1: always
  * hand over; 0: never.
  */
-export function handOverWhileIdle(
-  publisher: CommittedEventPublisher,
-  maxUtilization: number,
-  utilization: () => number = (
-    (recent) => () =>
-      recent.value
-  )(new RecentLoopUtilization()),
-): CommittedEventPublisher {
+export function handOverWhileIdle(publisher: CommittedEventPublisher, maxUtilization: number, utilization: () => number = thisThreadsLoopUtilization()): CommittedEventPublisher {
   return {
     leaseSeconds: publisher.leaseSeconds,
     ready: () => publisher.ready() && (maxUtilization >= 1 || utilization() < maxUtilization),
     publish: (event) => publisher.publish(event),
   };
+}
+
+/** Reads a RecentLoopUtilization of the calling thread. */
+function thisThreadsLoopUtilization(): () => number {
+  const recent = new RecentLoopUtilization();
+  return () => recent.value;
 }

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { ServiceThread, type Logger } from '@worklane/observability';
 import type { CommittedEventPublisher, OutboxEvent } from '../data/issues';
-import { DEFAULT_HANDOVER_MAX_LOOP_UTILIZATION, handOverWhileIdle } from './handover-gate';
+import { handOverWhileIdle } from './handover-gate';
 import { RELAY_MESSAGES } from './relay-messages';
 
 /**
@@ -16,7 +16,7 @@ export async function startRelayThread(options: {
   logger: Logger;
   leaseSeconds: number;
   /** OUTBOX_HANDOVER_MAX_LOOP_UTILIZATION. */
-  handoverMaxLoopUtilization?: number;
+  handoverMaxLoopUtilization: number;
 }): Promise<{ thread: ServiceThread; publisher: CommittedEventPublisher }> {
   const thread = new ServiceThread({ file: join(__dirname, '..', 'relay-thread', 'main.js'), name: 'outbox relay', logger: options.logger });
   // Until the relay says otherwise, creates leave their events to its claims.
@@ -29,7 +29,7 @@ export async function startRelayThread(options: {
       ready: () => ready,
       publish: (event: OutboxEvent) => thread.post({ kind: RELAY_MESSAGES.committed, event }),
     },
-    options.handoverMaxLoopUtilization ?? DEFAULT_HANDOVER_MAX_LOOP_UTILIZATION,
+    options.handoverMaxLoopUtilization,
   );
   return { thread, publisher };
 }

@@ -1,14 +1,11 @@
-// The claim against a backlog, on a real PostgreSQL: what it says about the due deliveries its
-// budgets left behind (the sender claims again as soon as slots free up when more is due), and
-// the per-issue order check, which runs for every delivery a claim, a fan-out or a recorded
-// attempt touches and must stay an index probe whatever the table's statistics say.
+// A backlog on a real PostgreSQL: the per-issue order check, which runs for every delivery a claim,
+// a fan-out or a recorded attempt touches, must stay an index probe whatever the table's
+// statistics say.
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { createPool, migrate, type Pool } from '@worklane/db';
 import { createTestDatabase, type TestDatabase } from '@worklane/testing';
 import { DeliveryStore, type EventFanOut } from '../src/data/deliveries';
-import type { ClaimBudget } from '../src/sending/budgets';
-import { openClaimBudget } from './support/claim-budget';
 
 jest.setTimeout(60_000);
 
@@ -49,70 +46,6 @@ async function backlog(teamId: number, webhookIds: number[], count: number): Pro
 
 /** Every delivery so far finished, so the next test starts from nothing due. */
 const finishAll = () => pool.query(`UPDATE deliveries SET status = 'succeeded', lease_token = NULL, next_attempt_at = NULL, completed_at = now() WHERE status = 'pending'`);
-
-/** Claims with `budget`, then finishes everything. */
-async function claim(budget: ClaimBudget) {
-  const result = await store.claimDue(budget, 30_000);
-  await finishAll();
-  return result;
-}
-
-describe('a claim says whether its budgets left due deliveries behind', () => {
-  it('says nothing is left when it took everything due', async () => {
-    const team = nextTeam++;
-    const [a, b] = [nextWebhook++, nextWebhook++];
-    await backlog(team, [a, b], 3);
-    const result = await claim(openClaimBudget({ perWebhook: 5 }));
-    expect(result.deliveries).toHaveLength(6);
-    expect(result.moreDue).toBe(false);
-  });
-
-  it('says more is due when an endpoint took all it was allowed', async () => {
-    const team = nextTeam++;
-    const [busy, quiet] = [nextWebhook++, nextWebhook++];
-    await backlog(team, [busy], 5);
-    await backlog(team, [quiet], 1);
-    // `busy` has one attempt in flight already: one more may start.
-    const result = await claim(openClaimBudget({ perWebhook: 2, webhookAllowances: [[busy, 1]] }));
-    expect(result.deliveries.map((delivery) => delivery.webhookId).sort()).toEqual([busy, quiet].sort());
-    expect(result.moreDue).toBe(true);
-  });
-
-  it('says more is due when a team took all it was allowed', async () => {
-    const team = nextTeam++;
-    const webhookIds = [nextWebhook++, nextWebhook++, nextWebhook++];
-    await backlog(team, webhookIds, 2);
-    const result = await claim(openClaimBudget({ perWebhook: 5, teamAllowances: [[team, 3]] }));
-    expect(result.deliveries).toHaveLength(3);
-    expect(result.moreDue).toBe(true);
-  });
-
-  it('says more is due when an endpoint at its budget could take nothing', async () => {
-    const team = nextTeam++;
-    const webhookId = nextWebhook++;
-    await backlog(team, [webhookId], 2);
-    const result = await claim(openClaimBudget({ perWebhook: 2, blockedWebhooks: [webhookId] }));
-    expect(result.deliveries).toEqual([]);
-    expect(result.moreDue).toBe(true);
-  });
-
-  it('says more is due when a team at its budget could take nothing', async () => {
-    const team = nextTeam++;
-    await backlog(team, [nextWebhook++], 1);
-    const result = await claim(openClaimBudget({ blockedTeams: [team] }));
-    expect(result.deliveries).toEqual([]);
-    expect(result.moreDue).toBe(true);
-  });
-
-  it('says nothing is left for an endpoint at its budget that has nothing due', async () => {
-    const team = nextTeam++;
-    const [blocked, other] = [nextWebhook++, nextWebhook++];
-    await backlog(team, [other], 1);
-    const result = await claim(openClaimBudget({ blockedWebhooks: [blocked] }));
-    expect(result.deliveries.map((delivery) => delivery.webhookId)).toEqual([other]);
-    expect(result.moreDue).toBe(false);
-  });
-});
 
 /** The indexes a plan reads, for every node of it. */
 function indexesOf(plan: Record<string, unknown>): string[] {

@@ -1,21 +1,31 @@
 export { connectNats, parseNatsServers, type NatsConnection, type NatsServers } from './connection';
-export { injectTraceContext, extractTraceContext, captureTraceContext, restoreTraceContext, inSpan, SpanKind, type SpanOptions } from './trace-context';
+export { injectTraceContext, extractTraceContext } from './message-trace';
+export { captureTraceContext, restoreTraceContext, inSpan, SpanKind, type SpanOptions } from './trace-context';
 export {
   ISSUE_EVENTS_STREAM,
   ISSUE_EVENTS_STREAM_CONFIG,
-  ISSUE_EVENTS_DEAD_LETTER_SUBJECT,
   DEFAULT_STREAM_LIMITS,
-  ISSUE_EVENT_SUBJECTS,
-  ISSUE_EVENT_NAMES,
   DELIVERY_CONSUMER,
   deliveryConsumerConfig,
   ensureIssueEventsStream,
   ensureDeliveryConsumer,
-  type IssueEventName,
   type DeliveryConsumerOptions,
   type EnsureStreamOptions,
 } from './issue-events';
-export { streamSettingsSchema, streamLimitsFrom, strongerLimits, limitsDiffer, type StreamLimits, type StreamSettingsEnv, type KeptLimit } from './stream-limits';
+export { ISSUE_EVENT_SUBJECTS, ISSUE_EVENT_NAMES, ISSUE_EVENTS_DEAD_LETTER_SUBJECT, type IssueEventName } from './event-subjects';
+export {
+  streamSettingsSchema,
+  streamLimitsFrom,
+  webhookChangesSettingsSchema,
+  webhookChangesLimitsFrom,
+  strongerLimits,
+  limitsDiffer,
+  nanosOf,
+  type StreamLimits,
+  type StreamSettingsEnv,
+  type WebhookChangesSettingsEnv,
+  type KeptLimit,
+} from './stream-limits';
 export { registerStreamMetrics } from './stream-metrics';
 export {
   WEBHOOK_CHANGES_STREAM,
@@ -24,11 +34,8 @@ export {
   encodeWebhookChange,
   readWebhookChange,
   ensureWebhookChangesStream,
-  webhookChangesSettingsSchema,
-  webhookChangesLimitsFrom,
   type WebhookChange,
   type WebhookChangeKind,
-  type WebhookChangesSettingsEnv,
 } from './webhook-changes';
 export {
   DeliverPolicy,

@@ -1,5 +1,6 @@
 import { AckPolicy } from '@nats-io/jetstream';
-import { ISSUE_EVENTS_DEAD_LETTER_SUBJECT, ISSUE_EVENTS_STREAM_CONFIG, ISSUE_EVENT_SUBJECTS, deliveryConsumerConfig } from './issue-events';
+import { ISSUE_EVENTS_DEAD_LETTER_SUBJECT, ISSUE_EVENT_SUBJECTS } from './event-subjects';
+import { ISSUE_EVENTS_STREAM_CONFIG, deliveryConsumerConfig } from './issue-events';
 
 describe('ISSUE_EVENTS declarations', () => {
   it('carries issues.created, issues.updated and dead-letter notices with duplicate detection on Nats-Msg-Id', () => {

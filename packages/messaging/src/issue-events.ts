@@ -11,44 +11,24 @@ import {
   type StreamConfig,
   type StreamInfo,
 } from '@nats-io/jetstream';
-import { nanos } from '@nats-io/transport-node';
 import type { Logger } from '@worklane/observability';
-import { limitsDiffer, strongerLimits, type StreamLimits } from './stream-limits';
+import { ISSUE_EVENTS_DEAD_LETTER_SUBJECT, ISSUE_EVENT_SUBJECTS } from './event-subjects';
+import { limitsDiffer, nanosOf, strongerLimits, type StreamLimits } from './stream-limits';
 
 /** The JetStream stream that carries every issue event, published by the issue service's outbox relay. */
 export const ISSUE_EVENTS_STREAM = 'ISSUE_EVENTS';
-
-/**
- * Event types (the envelope's `type`, the webhook body's `event`), and the NATS subject each is
- * published on. The messages themselves are defined in events/ (docs/events.md).
- */
-export const ISSUE_EVENT_SUBJECTS = {
-  'issue.created': 'issues.created',
-  'issue.updated': 'issues.updated',
-} as const;
-
-export type IssueEventName = keyof typeof ISSUE_EVENT_SUBJECTS;
-export const ISSUE_EVENT_NAMES = Object.keys(ISSUE_EVENT_SUBJECTS) as IssueEventName[];
 
 /** The durable pull consumer that the delivery service's replicas share. */
 export const DELIVERY_CONSUMER = 'delivery';
 
 const MINUTE_MS = 60_000;
 
-/**
- * The subject of a dead-letter notice: a small message the outbox relay publishes in place of an
- * event that can never be published (too large for the bus, malformed). It carries the event's id,
- * name, team and issue, and `dead_letter: { reason, ... }`, so the delivery service records it in
- * the team's delivery log instead of sending it.
- */
-export const ISSUE_EVENTS_DEAD_LETTER_SUBJECT = 'issues.dead_lettered';
-
 /** The limits the stream gets when nothing is configured. */
 export const DEFAULT_STREAM_LIMITS: StreamLimits = {
   num_replicas: 1,
   max_bytes: 1024 ** 3,
   max_msgs: 10_000_000,
-  max_age: nanos(7 * 24 * 60 * MINUTE_MS),
+  max_age: nanosOf(7 * 24 * 60 * MINUTE_MS),
   discard: DiscardPolicy.New,
 };
 
@@ -65,7 +45,7 @@ export const ISSUE_EVENTS_STREAM_CONFIG: Partial<StreamConfig> & { name: string 
   subjects: [...Object.values(ISSUE_EVENT_SUBJECTS), ISSUE_EVENTS_DEAD_LETTER_SUBJECT],
   retention: RetentionPolicy.Interest,
   storage: StorageType.File,
-  duplicate_window: nanos(10 * MINUTE_MS),
+  duplicate_window: nanosOf(10 * MINUTE_MS),
   ...DEFAULT_STREAM_LIMITS,
 };
 
@@ -85,7 +65,7 @@ export function deliveryConsumerConfig(options: DeliveryConsumerOptions = {}): P
     ack_policy: AckPolicy.Explicit,
     deliver_policy: DeliverPolicy.All,
     filter_subjects: [...Object.values(ISSUE_EVENT_SUBJECTS), ISSUE_EVENTS_DEAD_LETTER_SUBJECT],
-    ack_wait: nanos(options.ackWaitMs ?? 30_000),
+    ack_wait: nanosOf(options.ackWaitMs ?? 30_000),
     max_deliver: -1,
     max_ack_pending: options.maxAckPending ?? 1_000,
   };

@@ -1,6 +1,10 @@
-import { DiscardPolicy, type StreamConfig } from '@nats-io/jetstream';
-import { nanos } from '@nats-io/transport-node';
+// The configurable limits of Worklane's JetStream streams. Read by every thread's configuration, so
+// the module loads no NATS client (`@worklane/messaging/stream-limits`): its types only.
+import type { DiscardPolicy, StreamConfig } from '@nats-io/jetstream';
 import { z } from '@worklane/config';
+
+/** JetStream counts durations in nanoseconds. */
+export const nanosOf = (milliseconds: number) => milliseconds * 1_000_000;
 
 /**
  * The limits of the ISSUE_EVENTS stream, as the issue and delivery services read them from their
@@ -55,8 +59,43 @@ export function streamLimitsFrom(env: StreamSettingsEnv): StreamLimits {
     num_replicas: env.ISSUE_EVENTS_REPLICAS,
     max_bytes: env.ISSUE_EVENTS_MAX_BYTES,
     max_msgs: env.ISSUE_EVENTS_MAX_MSGS,
-    max_age: nanos(env.ISSUE_EVENTS_MAX_AGE_HOURS * 3_600_000),
-    discard: env.ISSUE_EVENTS_DISCARD === 'old' ? DiscardPolicy.Old : DiscardPolicy.New,
+    max_age: nanosOf(env.ISSUE_EVENTS_MAX_AGE_HOURS * 3_600_000),
+    discard: env.ISSUE_EVENTS_DISCARD,
+  };
+}
+
+/**
+ * The WEBHOOK_CHANGES stream's limits, read by the webhook service (which publishes) and the delivery service
+ * (which follows it); both declare the stream at start. A notice is only needed until every
+ * delivery replica has read it, a fraction of a second, so the stream keeps little.
+ */
+export const webhookChangesSettingsSchema = {
+  WEBHOOK_CHANGES_REPLICAS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(5)
+    .default(1)
+    .describe('Replicas of the WEBHOOK_CHANGES JetStream stream when it is created or strengthened (at most the number of NATS servers)'),
+  WEBHOOK_CHANGES_MAX_AGE_SECONDS: z.coerce
+    .number()
+    .int()
+    .min(60)
+    .max(7 * 86_400)
+    .default(3_600)
+    .describe('How long a webhook change notice stays in the WEBHOOK_CHANGES stream; a delivery replica that falls further behind forgets its whole webhook cache'),
+  WEBHOOK_CHANGES_MAX_MSGS: z.coerce.number().int().min(1_000).max(100_000_000).default(100_000).describe('Most notices the WEBHOOK_CHANGES stream holds; the oldest go first'),
+};
+
+export type WebhookChangesSettingsEnv = { [K in keyof typeof webhookChangesSettingsSchema]: z.infer<(typeof webhookChangesSettingsSchema)[K]> };
+
+export function webhookChangesLimitsFrom(env: WebhookChangesSettingsEnv): StreamLimits {
+  return {
+    num_replicas: env.WEBHOOK_CHANGES_REPLICAS,
+    max_bytes: -1,
+    max_msgs: env.WEBHOOK_CHANGES_MAX_MSGS,
+    max_age: nanosOf(env.WEBHOOK_CHANGES_MAX_AGE_SECONDS * 1000),
+    discard: 'old',
   };
 }
 
@@ -88,7 +127,7 @@ export function strongerLimits(existing: Partial<StreamLimits>, configured: Stre
     const value = existing[limit];
     if (value !== undefined && unlimitedAsInfinity(value) > unlimitedAsInfinity(configured[limit])) keep(limit, value);
   }
-  if (existing.discard === DiscardPolicy.New && configured.discard === DiscardPolicy.Old) keep('discard', DiscardPolicy.New);
+  if (existing.discard === 'new' && configured.discard === 'old') keep('discard', 'new');
   return { limits, kept };
 }
 

@@ -1,24 +1,8 @@
-import { headers as natsHeaders, type MsgHdrs } from '@nats-io/transport-node';
+// Trace context kept with stored work, and spans. No NATS client here (`@worklane/messaging/trace-context`
+// is imported by API threads); message-trace.ts puts the context on messages.
 import { context, propagation, SpanKind, SpanStatusCode, trace, type Attributes, type Context, type Span } from '@opentelemetry/api';
 
 export { SpanKind };
-
-/** Message headers carrying the active trace context (W3C `traceparent`), for a publish. */
-export function injectTraceContext(headers: MsgHdrs = natsHeaders(), active: Context = context.active()): MsgHdrs {
-  propagation.inject(active, headers, {
-    set: (carrier, key, value) => carrier.set(key, value),
-  });
-  return headers;
-}
-
-/** The trace context a consumed message carries, to continue its trace. */
-export function extractTraceContext(headers: MsgHdrs | undefined): Context {
-  if (!headers) return context.active();
-  return propagation.extract(context.active(), headers, {
-    get: (carrier, key) => (carrier.has(key) ? carrier.get(key) : undefined),
-    keys: (carrier) => carrier.keys(),
-  });
-}
 
 /**
  * The active trace context as plain strings (`traceparent`, `tracestate`), for work that is

@@ -1,5 +1,4 @@
-import { DiscardPolicy, JetStreamApiCodes, JetStreamApiError, RetentionPolicy, StorageType, type JetStreamManager, type StreamConfig, type StreamInfo } from '@nats-io/jetstream';
-import { nanos } from '@nats-io/transport-node';
+import { JetStreamApiCodes, JetStreamApiError, RetentionPolicy, StorageType, type JetStreamManager, type StreamConfig, type StreamInfo } from '@nats-io/jetstream';
 import { z } from '@worklane/config';
 import type { Logger } from '@worklane/observability';
 import { limitsDiffer, strongerLimits, type StreamLimits } from './stream-limits';
@@ -39,41 +38,6 @@ export function readWebhookChange(data: Uint8Array): WebhookChange | undefined {
   } catch {
     return undefined;
   }
-}
-
-/**
- * The stream's limits, read by the webhook service (which publishes) and the delivery service
- * (which follows it); both declare the stream at start. A notice is only needed until every
- * delivery replica has read it, a fraction of a second, so the stream keeps little.
- */
-export const webhookChangesSettingsSchema = {
-  WEBHOOK_CHANGES_REPLICAS: z.coerce
-    .number()
-    .int()
-    .min(1)
-    .max(5)
-    .default(1)
-    .describe('Replicas of the WEBHOOK_CHANGES JetStream stream when it is created or strengthened (at most the number of NATS servers)'),
-  WEBHOOK_CHANGES_MAX_AGE_SECONDS: z.coerce
-    .number()
-    .int()
-    .min(60)
-    .max(7 * 86_400)
-    .default(3_600)
-    .describe('How long a webhook change notice stays in the WEBHOOK_CHANGES stream; a delivery replica that falls further behind forgets its whole webhook cache'),
-  WEBHOOK_CHANGES_MAX_MSGS: z.coerce.number().int().min(1_000).max(100_000_000).default(100_000).describe('Most notices the WEBHOOK_CHANGES stream holds; the oldest go first'),
-};
-
-export type WebhookChangesSettingsEnv = { [K in keyof typeof webhookChangesSettingsSchema]: z.infer<(typeof webhookChangesSettingsSchema)[K]> };
-
-export function webhookChangesLimitsFrom(env: WebhookChangesSettingsEnv): StreamLimits {
-  return {
-    num_replicas: env.WEBHOOK_CHANGES_REPLICAS,
-    max_bytes: -1,
-    max_msgs: env.WEBHOOK_CHANGES_MAX_MSGS,
-    max_age: nanos(env.WEBHOOK_CHANGES_MAX_AGE_SECONDS * 1000),
-    discard: DiscardPolicy.Old,
-  };
 }
 
 /** Limits retention, one subject; `discard: old` so a full stream never refuses a notice. */

@@ -60,3 +60,6 @@ export function parseRetryAfter(value: string | string[] | undefined, now = Date
   if (Number.isNaN(date)) return undefined;
   return Math.max(0, (date - now) / 1000);
 }
+
+/** A 2xx answer: the receiver took the delivery; anything else (or no answer) is retried. */
+export const isSuccess = (statusCode: number | null) => statusCode !== null && statusCode >= 200 && statusCode < 300;

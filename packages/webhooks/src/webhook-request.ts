@@ -34,8 +34,6 @@ export interface WebhookResponse {
 }
 
 /** 2xx is success; anything else, redirects included, is not. */
-export const isSuccess = (statusCode: number | null) => statusCode !== null && statusCode >= 200 && statusCode < 300;
-
 /** PostgreSQL text cannot hold NUL, and a receiver may answer with anything. */
 const storableText = (bytes: Buffer) => bytes.toString('utf8').replace(/\u0000/g, '\uFFFD');
 

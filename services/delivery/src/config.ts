@@ -12,8 +12,9 @@ import {
   pagingSettings,
   unavailableSettings,
 } from '@worklane/config';
-import { streamSettingsSchema, webhookChangesSettingsSchema } from '@worklane/messaging';
-import { DEFAULT_RETRY_SCHEDULE, parseRetrySchedule, receiverAddressSettings } from '@worklane/webhooks';
+import { streamSettingsSchema, webhookChangesSettingsSchema } from '@worklane/messaging/stream-limits';
+import { DEFAULT_RETRY_SCHEDULE, parseRetrySchedule } from '@worklane/webhooks/retry-schedule';
+import { receiverAddressSettings } from '@worklane/webhooks/settings';
 import { DEFAULT_LAUNCHES_PER_TURN } from './sending/launch-turns';
 
 const milliseconds = (defaultMs: number, max: number) => z.coerce.number().int().min(1).max(max).default(defaultMs);

@@ -12,7 +12,7 @@ import {
   pagingSettings,
   unavailableSettings,
 } from '@worklane/config';
-import { streamSettingsSchema } from '@worklane/messaging';
+import { streamSettingsSchema } from '@worklane/messaging/stream-limits';
 import { DEFAULT_HANDOVER_MAX_LOOP_UTILIZATION } from './events/handover-gate';
 
 /** Who may sign the caller identity of an API request. */

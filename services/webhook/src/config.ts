@@ -15,8 +15,8 @@ import {
   unavailableSettings,
   z,
 } from '@worklane/config';
-import { webhookChangesSettingsSchema } from '@worklane/messaging';
-import { receiverAddressSettings } from '@worklane/webhooks';
+import { webhookChangesSettingsSchema } from '@worklane/messaging/stream-limits';
+import { receiverAddressSettings } from '@worklane/webhooks/settings';
 
 /** Principals whose public keys this service holds: identity issuers and gRPC callers. */
 export const TRUSTED_PRINCIPALS = ['gateway', 'console', 'delivery'] as const;

@@ -33,7 +33,7 @@ export function workspaces(root = repoRoot) {
   return dirs.filter((dir) => fs.existsSync(path.join(dir, 'package.json')));
 }
 
-function sourceFiles(dir) {
+export function sourceFiles(dir) {
   const files = [];
   const walk = (current) => {
     for (const entry of fs.readdirSync(current, { withFileTypes: true })) {
@@ -49,7 +49,7 @@ function sourceFiles(dir) {
 }
 
 /** Strips comments, so that an import written in a comment does not count. */
-function withoutComments(text) {
+export function withoutComments(text) {
   return text.replace(/\/\*[\s\S]*?\*\//g, '').replace(/(^|[^:'"`\\])\/\/.*$/gm, '$1');
 }
 

@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import { ISSUE_EVENT_NAMES, type IssueEventName } from '../issue-events';
+import { ISSUE_EVENT_NAMES, type IssueEventName } from '../event-subjects';
 import { EVENT_SCHEMAS, PUBLISHED_VERSION, type DeadLetterNotice, type EventSchemaName, type IssueEvent } from './issue-event-schemas';
 
 /**

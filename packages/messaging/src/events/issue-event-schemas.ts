@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { issue } from '@worklane/api-contract';
-import { ISSUE_EVENT_NAMES, type IssueEventName } from '../issue-events';
+import { ISSUE_EVENT_NAMES, type IssueEventName } from '../event-subjects';
 import { envelopeOf } from './envelope';
 
 /**

@@ -1,4 +1,5 @@
-import { isSuccess, nextRetryDelay, type WebhookResponse } from '@worklane/webhooks';
+import type { WebhookResponse } from '@worklane/webhooks';
+import { isSuccess, nextRetryDelay } from '@worklane/webhooks/retry-schedule';
 import type { DeliveryStatus, FailureReason } from './delivery';
 
 export interface Decision {

@@ -1,4 +1,4 @@
-import { TokenBuckets } from '@worklane/http';
+import { TokenBuckets } from '@worklane/http/token-buckets';
 
 /**
  * How many deliveries each team's events may create, per second and at once, in this replica: a

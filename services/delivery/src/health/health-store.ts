@@ -1,5 +1,5 @@
 import { timestamp, type Pool, type Queryable } from '@worklane/db';
-import { isSuccess } from '@worklane/webhooks';
+import { isSuccess } from '@worklane/webhooks/retry-schedule';
 import { BUCKET_COUNT, bucketOf, emptyBuckets } from './latency';
 
 /** One recorded attempt, as endpoint health counts it. */

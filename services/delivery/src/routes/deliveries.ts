@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { deliveryLogFilters, type DeliveryLogFilters } from '@worklane/api-contract';
 import { listPageLimits } from '@worklane/config';
 import { HttpError, createdAnswer, idParam, notFound, parseBody, readPage, requireTeam, resource, rowsToFetch, sendPage, type ListKind, type PageLimits } from '@worklane/http';
-import { captureTraceContext } from '@worklane/messaging';
+import { captureTraceContext } from '@worklane/messaging/trace-context';
 import type { WebhookDirectory, WebhookTarget } from '../clients/webhooks';
 import { isDeadLetterNotice } from '../data/dead-letters';
 import type { DeliveryLogFilter, DeliveryStore } from '../data/deliveries';

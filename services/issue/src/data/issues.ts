@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { timestamp, withTransaction, type InSameTransaction, type Pool, type PoolClient, type Queryable } from '@worklane/db';
-import { ISSUE_EVENT_SUBJECTS, captureTraceContext, type IssueEventName } from '@worklane/messaging';
+import { ISSUE_EVENT_SUBJECTS, type IssueEventName } from '@worklane/messaging/event-subjects';
+import { captureTraceContext } from '@worklane/messaging/trace-context';
 import { diffIssue, EDITABLE_FIELDS, newIssueValues, type CreateIssueInput, type Issue, type IssueChanges, type UpdateIssueInput } from '../domain/issue';
 
 /** Where an issue lives; every query is scoped by all three so that ids from elsewhere find nothing. */

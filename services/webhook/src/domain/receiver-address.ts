@@ -1,6 +1,6 @@
 import { validationFailed } from '@worklane/http';
 import type { Logger } from '@worklane/observability';
-import { AddressPolicyError, resolvePublicAddresses, type AddressRefusal, type AllowedCidrs, type HostLookup } from '@worklane/webhooks';
+import { AddressPolicyError, resolvePublicAddresses, type AddressRefusal, type AllowedCidrs, type HostLookup } from '@worklane/webhooks/address-policy';
 
 export interface ReceiverPolicy {
   allowedCidrs: AllowedCidrs;

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { AnswerSeal } from '@worklane/http';
-import { newEd25519Key, type SecretBox } from '@worklane/webhooks';
+import type { SecretBox } from '@worklane/webhooks';
+import { newEd25519Key } from '@worklane/webhooks/signing';
 
 /**
  * What a sealed value is: an HMAC signing secret (current or previous), an ed25519 seed, or an

@@ -13,19 +13,30 @@ import type { PublicApiRoute } from '@worklane/http';
 export interface ApiDescription {
   /** The OpenAPI document as sent. */
   json: string;
-  /** The reference page, or undefined when it was not built (the route then answers 404). */
-  referenceHtml?: string | undefined;
+  /**
+   * The reference page, or undefined when it was not built (the route then answers 404). It is
+   * sent from its file on each request: its 2.7 MB would take twice that on the heap as a string,
+   * for a page a browser asks for once per visit (and caches for five minutes).
+   */
+  reference?: ReferencePage | undefined;
+}
+
+export interface ReferencePage {
+  file: string;
+  /** The page's Content-Security-Policy, from its inline scripts' hashes. */
+  policy: string;
 }
 
 /** The document of this release, and the reference page when the contract's build wrote it. */
 export function loadApiDescription(version?: string): ApiDescription {
-  let referenceHtml: string | undefined;
+  let reference: ReferencePage | undefined;
   try {
-    referenceHtml = fs.readFileSync(require.resolve('@worklane/api-contract/dist/reference.html'), 'utf8');
+    const file = require.resolve('@worklane/api-contract/dist/reference.html');
+    reference = { file, policy: referencePolicy(fs.readFileSync(file, 'utf8')) };
   } catch {
-    referenceHtml = undefined;
+    reference = undefined;
   }
-  return { json: JSON.stringify(buildOpenApiDocument(version ? { version } : {})), referenceHtml };
+  return { json: JSON.stringify(buildOpenApiDocument(version ? { version } : {})), reference };
 }
 
 /** `'sha256-...'` of each inline script of a page, for its Content-Security-Policy. */
@@ -55,16 +66,19 @@ export function referencePolicy(html: string): string {
 
 /** Answers a public route of the API description. */
 export function apiDescriptionHandler(description: ApiDescription) {
-  const policy = description.referenceHtml ? referencePolicy(description.referenceHtml) : undefined;
   return (route: PublicApiRoute, res: Response): boolean => {
     res.set({ 'Cache-Control': 'public, max-age=300', 'X-Content-Type-Options': 'nosniff' });
     if (route.serves === 'api-description') {
       res.type('application/json').send(description.json);
       return true;
     }
-    if (!description.referenceHtml || !policy) return false;
-    res.set({ 'Content-Security-Policy': policy, 'Referrer-Policy': 'no-referrer', 'X-Frame-Options': 'DENY' });
-    res.type('text/html').send(description.referenceHtml);
+    const { reference } = description;
+    if (!reference) return false;
+    res.set({ 'Content-Security-Policy': reference.policy, 'Referrer-Policy': 'no-referrer', 'X-Frame-Options': 'DENY' });
+    res.type('text/html').sendFile(reference.file, (error?: Error) => {
+      // The file went away under a running gateway (it never should): no page, rather than a hang.
+      if (error && !res.headersSent) res.status(404).end();
+    });
     return true;
   };
 }

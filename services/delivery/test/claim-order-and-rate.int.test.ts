@@ -2,16 +2,15 @@
 // stores on two pools standing for two delivery replicas. Time is moved by rewriting rows (a
 // retry made due, a delivery made older), never by sleeping.
 import { randomUUID } from 'node:crypto';
-import { join } from 'node:path';
-import { createPool, migrate, type Pool } from '@worklane/db';
-import { createTestDatabase, type TestDatabase } from '@worklane/testing';
+import type { Pool } from '@worklane/db';
 import { DeliveryStore, type AttemptOutcome, type ClaimedDelivery, type EventFanOut } from '../src/data/deliveries';
 import { EndpointRateStore } from '../src/data/endpoint-rates';
 import { openClaimBudget } from './support/claim-budget';
+import { createDeliveryDatabase, type DeliveryDatabase } from './support/database';
 
 jest.setTimeout(60_000);
 
-let database: TestDatabase;
+let database: DeliveryDatabase;
 let pools: Pool[] = [];
 let replicaA: DeliveryStore;
 let replicaB: DeliveryStore;
@@ -21,15 +20,13 @@ let pool: Pool;
 const WAIT_MS = 60_000;
 
 beforeAll(async () => {
-  database = await createTestDatabase();
-  await migrate(database.url, 'delivery', join(__dirname, '..', 'migrations'));
-  pools = ['a', 'b', 'test'].map((name) => createPool({ url: database.url, schema: 'delivery', max: 4, applicationName: `claim-controls-${name}` }));
+  database = await createDeliveryDatabase();
+  pools = ['a', 'b', 'test'].map((name) => database.pool(`claim-controls-${name}`));
   [replicaA, replicaB] = [new DeliveryStore(pools[0]!, { orderWaitMs: WAIT_MS }), new DeliveryStore(pools[1]!, { orderWaitMs: WAIT_MS })];
   pool = pools[2]!;
   rates = new EndpointRateStore(pool);
 }, 60_000);
 afterAll(async () => {
-  await Promise.all(pools.map((each) => each.end()));
   await database?.drop();
 });
 

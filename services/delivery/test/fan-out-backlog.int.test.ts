@@ -2,24 +2,21 @@
 // published (their stream sequence), however they were stored, a drain takes what the allowance
 // covers, and each event's deliveries go to the webhooks stored with it.
 import { randomUUID } from 'node:crypto';
-import { join } from 'node:path';
-import { createPool, migrate, type Pool } from '@worklane/db';
-import { createTestDatabase, type TestDatabase } from '@worklane/testing';
+import type { Pool } from '@worklane/db';
 import { DeliveryStore, type EventFanOut } from '../src/data/deliveries';
 import { FanOutBacklog } from '../src/data/fan-out-backlog';
+import { createDeliveryDatabase, type DeliveryDatabase } from './support/database';
 
-let database: TestDatabase;
+let database: DeliveryDatabase;
 let pool: Pool;
 let backlog: FanOutBacklog;
 
 beforeAll(async () => {
-  database = await createTestDatabase();
-  await migrate(database.url, 'delivery', join(__dirname, '..', 'migrations'));
-  pool = createPool({ url: database.url, schema: 'delivery', max: 4, applicationName: 'fan-out-backlog-test' });
+  database = await createDeliveryDatabase();
+  pool = database.pool('fan-out-backlog-test');
   backlog = new FanOutBacklog(pool, new DeliveryStore(pool));
 }, 60_000);
 afterAll(async () => {
-  await pool?.end();
   await database?.drop();
 });
 

@@ -3,34 +3,30 @@
 // is stored due for the claim, as before. Two stores on two pools stand for two replicas. Time is
 // moved by rewriting rows (a lease run out), never by sleeping.
 import { randomUUID } from 'node:crypto';
-import { join } from 'node:path';
-import { createPool, migrate, type Pool } from '@worklane/db';
-import { createTestDatabase, type TestDatabase } from '@worklane/testing';
+import type { Pool } from '@worklane/db';
 import { DeliveryStore, type AttemptOutcome, type ClaimedDelivery, type EventFanOut } from '../src/data/deliveries';
 import { openClaimBudget } from './support/claim-budget';
+import { createDeliveryDatabase, type DeliveryDatabase } from './support/database';
 
 jest.setTimeout(60_000);
 
 const LEASE_MS = 30_000;
 
-let database: TestDatabase;
-let pools: Pool[] = [];
+let database: DeliveryDatabase;
 let replicaA: DeliveryStore;
 let replicaB: DeliveryStore;
 let unordered: DeliveryStore;
 let pool: Pool;
 
 beforeAll(async () => {
-  database = await createTestDatabase();
-  await migrate(database.url, 'delivery', join(__dirname, '..', 'migrations'));
-  pools = ['a', 'b', 'test'].map((name) => createPool({ url: database.url, schema: 'delivery', max: 4, applicationName: `fast-path-${name}` }));
+  database = await createDeliveryDatabase();
+  const pools = ['a', 'b', 'test'].map((name) => database.pool(`fast-path-${name}`));
   replicaA = new DeliveryStore(pools[0]!, { orderWaitMs: 60_000 });
   replicaB = new DeliveryStore(pools[1]!, { orderWaitMs: 60_000 });
   unordered = new DeliveryStore(pools[0]!, { orderWaitMs: 0 });
   pool = pools[2]!;
 }, 60_000);
 afterAll(async () => {
-  await Promise.all(pools.map((each) => each.end()));
   await database?.drop();
 });
 

@@ -2,25 +2,22 @@
 // a fan-out or a recorded attempt touches, must stay an index probe whatever the table's
 // statistics say.
 import { randomUUID } from 'node:crypto';
-import { join } from 'node:path';
-import { createPool, migrate, type Pool } from '@worklane/db';
-import { createTestDatabase, type TestDatabase } from '@worklane/testing';
+import type { Pool } from '@worklane/db';
 import { DeliveryStore, type EventFanOut } from '../src/data/deliveries';
+import { createDeliveryDatabase, type DeliveryDatabase } from './support/database';
 
 jest.setTimeout(60_000);
 
-let database: TestDatabase;
+let database: DeliveryDatabase;
 let pool: Pool;
 let store: DeliveryStore;
 
 beforeAll(async () => {
-  database = await createTestDatabase();
-  await migrate(database.url, 'delivery', join(__dirname, '..', 'migrations'));
-  pool = createPool({ url: database.url, schema: 'delivery', max: 4, applicationName: 'claim-backlog' });
+  database = await createDeliveryDatabase();
+  pool = database.pool('order-check-index');
   store = new DeliveryStore(pool, { orderWaitMs: 60_000 });
 }, 60_000);
 afterAll(async () => {
-  await pool?.end();
   await database?.drop();
 });
 

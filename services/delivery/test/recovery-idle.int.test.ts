@@ -1,24 +1,21 @@
 // The recovery worker's schedule against a real PostgreSQL: with no unfinished job it has nothing to
 // wait for and sleeps its whole poll interval (woken by a new job), instead of looking again at once.
-import { join } from 'node:path';
-import { createPool, migrate, type Pool } from '@worklane/db';
-import { createTestDatabase, type TestDatabase } from '@worklane/testing';
+import type { Pool } from '@worklane/db';
 import { RecoveryStore } from '../src/recovery/store';
+import { createDeliveryDatabase, type DeliveryDatabase } from './support/database';
 
 jest.setTimeout(60_000);
 
-let database: TestDatabase;
+let database: DeliveryDatabase;
 let pool: Pool;
 let store: RecoveryStore;
 
 beforeAll(async () => {
-  database = await createTestDatabase();
-  await migrate(database.url, 'delivery', join(__dirname, '..', 'migrations'));
-  pool = createPool({ url: database.url, schema: 'delivery', max: 2, applicationName: 'recovery-idle' });
+  database = await createDeliveryDatabase();
+  pool = database.pool('recovery-idle', 2);
   store = new RecoveryStore(pool);
 }, 60_000);
 afterAll(async () => {
-  await pool?.end();
   await database?.drop();
 });
 

@@ -1,23 +1,20 @@
 // Retention of the delivery log against a real PostgreSQL: a pass removes every delivery finished
 // before the window, with its attempts, however many batches that takes, and nothing else.
 import { randomUUID } from 'node:crypto';
-import { join } from 'node:path';
-import { createPool, migrate, type Pool } from '@worklane/db';
+import type { Pool } from '@worklane/db';
 import { createLogger } from '@worklane/observability';
-import { createTestDatabase, type TestDatabase } from '@worklane/testing';
 import { DeliveryRetention, type Removed } from '../src/data/retention';
+import { createDeliveryDatabase, type DeliveryDatabase } from './support/database';
 
 const DAY_MS = 86_400_000;
-let database: TestDatabase;
+let database: DeliveryDatabase;
 let pool: Pool;
 
 beforeAll(async () => {
-  database = await createTestDatabase();
-  await migrate(database.url, 'delivery', join(__dirname, '..', 'migrations'));
-  pool = createPool({ url: database.url, schema: 'delivery', max: 4, applicationName: 'retention-test' });
+  database = await createDeliveryDatabase();
+  pool = database.pool('retention-test');
 }, 60_000);
 afterAll(async () => {
-  await pool?.end();
   await database?.drop();
 });
 

@@ -13,8 +13,9 @@ import { repoRoot } from './util.mjs';
 
 const SOURCE = /\.(?:ts|mts|cts|mjs|cjs|js)$/;
 const SKIP_DIRS = new Set(['node_modules', 'dist', 'coverage', '.turbo']);
-// import ... from '…', export ... from '…', import '…', import('…'), require('…')
-const SPECIFIERS = /(?:\bfrom\s*|\bimport\s*\(?\s*|\brequire\s*\(\s*)['"]([^'"\n]+)['"]/g;
+// import … from '…', export … from '…' (with what stands between the keyword and `from`), import '…',
+// import('…'), require('…').
+const IMPORTS = /(?:\b(import|export)\s+([^'";]*?)\s*from\s*|\bimport\s*\(?\s*|\brequire\s*\(\s*)['"]([^'"\n]+)['"]/g;
 
 /** The workspace folders: proto, packages/*, services/*, tools/* (as package.json lists them). */
 export function workspaces(root = repoRoot) {
@@ -33,7 +34,7 @@ export function workspaces(root = repoRoot) {
   return dirs.filter((dir) => fs.existsSync(path.join(dir, 'package.json')));
 }
 
-export function sourceFiles(dir) {
+function sourceFiles(dir) {
   const files = [];
   const walk = (current) => {
     for (const entry of fs.readdirSync(current, { withFileTypes: true })) {
@@ -49,16 +50,28 @@ export function sourceFiles(dir) {
 }
 
 /** Strips comments, so that an import written in a comment does not count. */
-export function withoutComments(text) {
+function withoutComments(text) {
   return text.replace(/\/\*[\s\S]*?\*\//g, '').replace(/(^|[^:'"`\\])\/\/.*$/gm, '$1');
 }
 
-/** The file a relative specifier names: as written, or with a source extension, or an index. */
-function resolveRelative(from, specifier, known) {
+/** Whether an import or export clause loads nothing at run time: `import type`, or only `type` names. */
+function typeOnly(clause) {
+  if (/^type\b/.test(clause)) return true;
+  const named = clause.match(/^\{([^}]*)\}$/);
+  return named !== null && named[1].split(',').every((name) => name.trim() === '' || /^type\b/.test(name.trim()));
+}
+
+/** What a source file imports, comments left out: each specifier, and whether only types come of it. */
+export function importsOf(text) {
+  return [...withoutComments(text).matchAll(IMPORTS)].map(([, keyword, clause, specifier]) => ({ specifier, typeOnly: keyword !== undefined && typeOnly(clause.trim()) }));
+}
+
+/** The file a relative specifier names (as written, or with a source extension, or an index), among those `isFile` accepts. */
+export function resolveRelative(from, specifier, isFile) {
   const base = path.resolve(path.dirname(from), specifier);
   const stem = base.replace(/\.(?:js|mjs|cjs)$/, '');
   const candidates = [base, ...['.ts', '.mts', '.cts', '.mjs', '.cjs', '.js'].flatMap((ext) => [stem + ext, path.join(base, `index${ext}`)])];
-  return candidates.find((candidate) => known.has(candidate)) ?? null;
+  return candidates.find(isFile) ?? null;
 }
 
 /** Module graph of one workspace: file -> files it imports (relative imports only). */
@@ -68,10 +81,9 @@ export function moduleGraph(dir) {
   const graph = new Map();
   for (const file of files) {
     const imports = new Set();
-    for (const match of withoutComments(fs.readFileSync(file, 'utf8')).matchAll(SPECIFIERS)) {
-      const specifier = match[1];
+    for (const { specifier } of importsOf(fs.readFileSync(file, 'utf8'))) {
       if (!specifier.startsWith('.')) continue;
-      const target = resolveRelative(file, specifier, known);
+      const target = resolveRelative(file, specifier, (candidate) => known.has(candidate));
       if (target && target !== file) imports.add(target);
     }
     graph.set(file, [...imports]);

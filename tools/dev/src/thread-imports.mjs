@@ -13,28 +13,16 @@ import { builtinModules } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-import { withoutComments, workspaces } from './import-cycles.mjs';
+import { importsOf, resolveRelative, workspaces } from './import-cycles.mjs';
 import { repoRoot } from './util.mjs';
 
-// import … from '…', export … from '…', import '…', require('…'): with what comes before the specifier.
-const STATEMENTS = /(?:\b(import|export)\s+([^'";]*?)\s*from\s*|\bimport\s*\(?\s*|\brequire\s*\(\s*)['"]([^'"\n]+)['"]/g;
 const BUILTINS = new Set(builtinModules);
 
-/** Whether an import or export clause loads nothing at run time: `import type`, or only `type` names. */
-function typeOnly(clause) {
-  if (/^type\b/.test(clause)) return true;
-  const named = clause.match(/^\{([^}]*)\}$/);
-  return named !== null && named[1].split(',').every((name) => name.trim() === '' || /^type\b/.test(name.trim()));
-}
-
-/** Value specifiers a source file imports. */
+/** Value specifiers a source file imports: type-only imports and exports load nothing. */
 export function valueImports(text) {
-  const specifiers = [];
-  for (const [, keyword, clause, specifier] of withoutComments(text).matchAll(STATEMENTS)) {
-    if (keyword && typeOnly(clause.trim())) continue;
-    specifiers.push(specifier);
-  }
-  return specifiers;
+  return importsOf(text)
+    .filter((entry) => !entry.typeOnly)
+    .map((entry) => entry.specifier);
 }
 
 /** Workspace packages by name: their folder and their `exports` mapped to source files. */
@@ -68,11 +56,7 @@ const packageOf = (specifier) =>
     .slice(0, specifier.startsWith('@') ? 2 : 1)
     .join('/');
 
-function resolveRelative(from, specifier) {
-  const base = path.resolve(path.dirname(from), specifier);
-  const stem = base.replace(/\.js$/, '');
-  return [`${stem}.ts`, base, path.join(base, 'index.ts')].find((file) => fs.existsSync(file) && fs.statSync(file).isFile()) ?? null;
-}
+const isFile = (file) => fs.existsSync(file) && fs.statSync(file).isFile();
 
 /** The third-party packages a thread's entry module loads, sorted. */
 export function packagesLoadedBy(entry, root = repoRoot) {
@@ -86,7 +70,7 @@ export function packagesLoadedBy(entry, root = repoRoot) {
     seen.add(file);
     for (const specifier of valueImports(fs.readFileSync(file, 'utf8'))) {
       if (specifier.startsWith('.')) {
-        const target = resolveRelative(file, specifier);
+        const target = resolveRelative(file, specifier, isFile);
         if (target) pending.push(target);
         continue;
       }

@@ -53,7 +53,7 @@ export interface EventConsumerOptions {
    * Called when new deliveries are stored for a claim, to send them without waiting for a poll,
    * with the team they are of (each fan-out statement carries one team's events).
    */
-  onDeliveriesCreated: (teamId?: number) => void;
+  onDeliveriesCreated: (teamId: number) => void;
   /**
    * The fast path: deliveries that may go at once are stored claimed by this replica and handed
    * to the sender in memory, with no claim. Without it every delivery waits for a claim.
@@ -157,7 +157,7 @@ export class EventConsumer {
 
   constructor(private readonly options: EventConsumerOptions) {
     this.slots = new Slots(options.concurrency);
-    this.fanOuts = new FairGroupCommit((_teamId, events) => this.fanOut(events), FAN_OUT_BATCH, Math.max(2, options.fanOutStatements ?? DEFAULT_FAN_OUT_STATEMENTS));
+    this.fanOuts = new FairGroupCommit((teamId, events) => this.fanOut(teamId, events), FAN_OUT_BATCH, Math.max(2, options.fanOutStatements ?? DEFAULT_FAN_OUT_STATEMENTS));
     this.acks = new DurableAcks({
       flush: options.flushCommits ?? (() => options.store.flushCommits()),
       withinMs: options.ackFlushWithinMs ?? DEFAULT_ACK_FLUSH_WITHIN_MS,
@@ -238,13 +238,13 @@ export class EventConsumer {
    * webhooks, and acked like the others: one row, whatever its fan-out, so a team that fans out
    * more than its share cannot keep the database from the other teams' deliveries.
    */
-  private async fanOut(events: Omit<EventFanOut, 'webhookIds'>[]): Promise<StoredFanOut[]> {
+  private async fanOut(teamId: number, events: Omit<EventFanOut, 'webhookIds'>[]): Promise<StoredFanOut[]> {
     const { budget, backlog, onQueued } = this.options;
     const planned = await this.withTargets(events);
     const admitted = planned.map((fanOut) => budget.admit(fanOut.event.team_id, fanOut.webhookIds.length));
     const now = planned.filter((_, index) => admitted[index]);
     const later = planned.filter((_, index) => !admitted[index]);
-    const [stored] = await Promise.all([this.store(now), backlog.queue(later)]);
+    const [stored] = await Promise.all([this.store(teamId, now), backlog.queue(later)]);
     if (later.length > 0) onQueued(later.length);
     return admitted.map((goesNow) => (goesNow ? stored : DURABLE));
   }
@@ -257,11 +257,10 @@ export class EventConsumer {
    * event of the statement is then acknowledged after a flush: DurableAcks); the rest wait for a
    * claim, which is woken for them.
    */
-  private async store(events: (Omit<EventFanOut, 'webhookIds'> & { webhookIds: number[]; targets: WebhookTarget[] })[]): Promise<StoredFanOut> {
+  private async store(teamId: number, events: (Omit<EventFanOut, 'webhookIds'> & { webhookIds: number[]; targets: WebhookTarget[] })[]): Promise<StoredFanOut> {
     const { store, sendAtOnce } = this.options;
     if (events.length === 0) return DURABLE;
-    const teamId = events[0]!.event.team_id;
-    const onDeliveriesCreated = () => this.options.onDeliveriesCreated(events.every((fanOut) => fanOut.event.team_id === teamId) ? teamId : undefined);
+    const onDeliveriesCreated = () => this.options.onDeliveriesCreated(teamId);
     const slots = new Map<string, HeldSlot[]>();
     const atOnce = events.map((fanOut) => {
       if (!sendAtOnce || fanOut.firstDelayMs > 0) return fanOut.targets.map(() => false);

@@ -1,14 +1,14 @@
-import { join } from 'node:path';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
-import { createPool, migrate, type Pool } from '@worklane/db';
+import type { Pool } from '@worklane/db';
 import { ensureDeliveryConsumer, ensureIssueEventsStream, jetstream, jetstreamManager, type JetStreamManager } from '@worklane/messaging';
 import { createLogger } from '@worklane/observability';
-import { createTestDatabase, startNatsServer, type NatsServer, type TestDatabase } from '@worklane/testing';
+import { startNatsServer, type NatsServer, type TestDatabase } from '@worklane/testing';
 import type { WebhookDirectory } from '../../src/clients/webhooks';
 import { DeliveryStore } from '../../src/data/deliveries';
 import { FanOutBacklog } from '../../src/data/fan-out-backlog';
 import { EventConsumer, type EventConsumerOptions } from '../../src/events/consumer';
 import { FanOutBudget } from '../../src/events/fan-out-budget';
+import { createDeliveryDatabase } from './database';
 
 /** An event consumer of its own on a fresh database and NATS server, started; `stop` ends it all. */
 export interface ConsumerStack {
@@ -27,9 +27,9 @@ export interface ConsumerStack {
  * webhooks from `webhooks`; `consumer` overrides its other options.
  */
 export async function startConsumerStack(options: { name: string; webhooks: WebhookDirectory; poolMax: number; consumer?: Partial<EventConsumerOptions> }): Promise<ConsumerStack> {
-  const [database, nats] = await Promise.all([createTestDatabase(), startNatsServer()]);
-  await migrate(database.url, 'delivery', join(__dirname, '..', '..', 'migrations'));
-  const pool = createPool({ url: database.url, schema: 'delivery', max: options.poolMax, applicationName: options.name });
+  const [deliveryDatabase, nats] = await Promise.all([createDeliveryDatabase(), startNatsServer()]);
+  const { database } = deliveryDatabase;
+  const pool = deliveryDatabase.pool(options.name, options.poolMax);
   const connection = await connect({ servers: nats.url });
   const jsm = await jetstreamManager(connection);
   const declare = async () => {
@@ -65,8 +65,7 @@ export async function startConsumerStack(options: { name: string; webhooks: Webh
     async stop() {
       await consumer.stop();
       await connection.close();
-      await pool.end();
-      await Promise.all([nats.stop(), database.drop()]);
+      await Promise.all([nats.stop(), deliveryDatabase.drop()]);
     },
   };
 }

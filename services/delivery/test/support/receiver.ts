@@ -104,8 +104,11 @@ export class Receiver {
           res.end(answer.body ?? '');
         };
         if (answer.until) void answer.until.finally(reply);
-        else if (answer.delayMs) setTimeout(reply, answer.delayMs);
-        else reply();
+        else if (answer.delayMs) {
+          // A receiver that goes down (or a client that gives up) drops the answer it was holding.
+          const timer = setTimeout(reply, answer.delayMs);
+          res.once('close', () => clearTimeout(timer));
+        } else reply();
       });
     });
     server.on('connection', (socket: Socket) => {

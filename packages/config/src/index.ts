@@ -121,6 +121,7 @@ export {
   serviceInfo,
   serviceUrlEnv,
   startOrder,
+  stopStages,
   type Dependency,
   type ServiceEntry,
   type ServiceInfo,

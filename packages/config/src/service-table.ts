@@ -230,6 +230,22 @@ export function startOrder(services: readonly ServiceInfo[] = SERVICES): Service
 export const START_ORDER: readonly ServiceName[] = Object.freeze(startOrder());
 
 /**
+ * The stages in which `items` (services, or handles on them named by `nameOf`) stop, one stage
+ * after the other and the items of a stage side by side: the public services first (gateway,
+ * console), which take the clients' requests and call the others; then every other one; the first
+ * of the start order (token, which everyone authenticates through) last. So no service drains
+ * while a service it calls is already gone. Empty stages are left out.
+ */
+export function stopStages<Item>(items: readonly Item[], nameOf: (item: Item) => string): Item[][] {
+  const isPublic = (item: Item) => SERVICES.find((service) => service.name === nameOf(item))?.public === true;
+  const isFirst = (item: Item) => nameOf(item) === START_ORDER[0];
+  const front = items.filter(isPublic);
+  const back = items.filter((item) => !isPublic(item) && isFirst(item));
+  const middle = items.filter((item) => !isPublic(item) && !isFirst(item));
+  return [front, middle, back].filter((stage) => stage.length > 0);
+}
+
+/**
  * The services behind the public API, in start order: every service but the console, which serves
  * only the web console's pages. The API's test stacks and benchmarks start these.
  */

@@ -17,6 +17,7 @@ export {
   serviceInfo,
   serviceUrlEnv,
   startOrder,
+  stopStages,
   type Dependency,
   type ServiceEntry,
   type ServiceInfo,

@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from '@jest/globals';
 import { parseAllDocuments } from 'yaml';
-import { METRICS_PORTS, PRINCIPALS, SERVICES, START_ORDER, serviceUrlEnv, startOrder, type ServiceInfo, type ServiceName } from '@worklane/config';
+import { METRICS_PORTS, PRINCIPALS, SERVICES, START_ORDER, serviceUrlEnv, startOrder, stopStages, type ServiceInfo, type ServiceName } from '@worklane/config';
 
 import { GENERATED_FILES, VALUES_SCHEMA, updatedValuesSchema } from './generate';
 import { findExecutable, repoRoot } from './repo';
@@ -54,6 +54,25 @@ describe('the service table', () => {
         expect(START_ORDER.indexOf(callee)).toBeLessThan(START_ORDER.indexOf(service.name));
       }
     }
+  });
+
+  it('stops the public services first and the token service last, so no service drains after a service it calls has gone', () => {
+    const stages = stopStages(START_ORDER, (name) => name);
+    expect(stages.flat().sort()).toEqual([...names].sort());
+    expect([...stages[0]!].sort()).toEqual(
+      SERVICES.filter((s) => s.public)
+        .map((s) => s.name)
+        .sort(),
+    );
+    expect(stages.at(-1)).toEqual(['token']);
+    for (const service of SERVICES) {
+      const stageOf = (name: string) => stages.findIndex((stage) => stage.includes(name as ServiceName));
+      for (const callee of [...service.calls.http, ...service.calls.grpc]) {
+        if (stageOf(callee) !== stageOf(service.name)) expect(stageOf(callee)).toBeGreaterThan(stageOf(service.name));
+      }
+    }
+    // Two handles on one service stop in the same stage; a stage with nothing to stop is left out.
+    expect(stopStages([{ name: 'delivery' }, { name: 'token' }, { name: 'delivery' }], (h) => h.name)).toEqual([[{ name: 'delivery' }, { name: 'delivery' }], [{ name: 'token' }]]);
   });
 
   it('refuses calls that form a cycle, which no start order satisfies', () => {

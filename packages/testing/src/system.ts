@@ -1,4 +1,4 @@
-import { GRPC_SERVICES, SERVICES, START_ORDER, serviceInfo, type ServiceName } from '@worklane/config';
+import { GRPC_SERVICES, SERVICES, START_ORDER, serviceInfo, stopStages, type ServiceName } from '@worklane/config';
 
 import { createTestDatabase, type TestDatabase } from './database';
 import { randomKey, signingKeyPairs } from './keys';
@@ -142,14 +142,7 @@ export async function startSystem(options: StartSystemOptions = {}): Promise<Sys
     },
     stop() {
       stopped ??= (async () => {
-        const order = (h: ServiceHandle) => START_ORDER.indexOf(h.name as ServiceName);
-        const byStage = [...all].sort((a, b) => order(b) - order(a));
-        // The public services first (gateway, console), then the rest together, the first
-        // started (token, which everyone authenticates through) last.
-        const front = byStage.filter((h) => serviceInfo(h.name).public);
-        const back = byStage.filter((h) => h.name === FIRST);
-        const middle = byStage.filter((h) => !front.includes(h) && !back.includes(h));
-        for (const group of [front, middle, back]) await Promise.all(group.map((h) => h.stop()));
+        for (const stage of stopStages(all, (h) => h.name)) await Promise.all(stage.map((h) => h.stop()));
         await database.drop();
       })();
       return stopped;

@@ -83,10 +83,11 @@ async function main() {
     process.exit(buildCode || 1);
   }
   say(`build done in ${formatMs(Date.now() - buildStarted)}`);
-  const { START_ORDER, defaultPorts, serviceEnv } = await loadWiring();
+  const { START_ORDER, stopStages, defaultPorts, serviceEnv } = await loadWiring();
   const ports = defaultPorts(gatewayPort);
   runner = new ServiceRunner({
     startOrder: START_ORDER,
+    stopStages: (names) => stopStages(names, (name) => name),
     ports,
     pidFile: servicePidFile,
     startTimeoutMs: START_TIMEOUT_MS,

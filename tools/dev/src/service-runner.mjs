@@ -13,13 +13,15 @@ export class ServiceRunner {
   /**
    * @param {object} options
    * @param {readonly string[]} options.startOrder the service table's START_ORDER: the first starts alone, the last is the gateway
+   * @param {(names: string[]) => string[][]} options.stopStages the service table's stopStages by name: the stages the services stop in
    * @param {Record<string, {http: number, grpc: number|null, metrics: number}>} options.ports
    * @param {string} options.pidFile where the services' pids are kept, to clean up after a killed run
    * @param {number} options.startTimeoutMs how long the whole start may take
    * @param {(name: string, message: string) => void} options.onUnexpectedExit a service exited on its own
    */
-  constructor({ startOrder, ports, pidFile, startTimeoutMs, onUnexpectedExit }) {
+  constructor({ startOrder, stopStages, ports, pidFile, startTimeoutMs, onUnexpectedExit }) {
     this.startOrder = startOrder;
+    this.stopStages = stopStages;
     this.ports = ports;
     this.pidFile = pidFile;
     this.startTimeoutMs = startTimeoutMs;
@@ -113,10 +115,13 @@ export class ServiceRunner {
     return { ok: true };
   }
 
-  /** SIGTERM to every service, SIGKILL after timeoutMs. */
+  /**
+   * SIGTERM to the services in their stop stages (the gateway and the console first, the token
+   * service last), SIGKILL to any still running timeoutMs after the stop began.
+   */
   async stop({ timeoutMs }) {
     this.stopping = true;
-    await this.supervisor.stopAll({ timeoutMs });
+    await this.supervisor.stopAll({ timeoutMs, stages: this.stopStages });
   }
 
   /** SIGKILL to every service at once. */

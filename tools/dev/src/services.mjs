@@ -12,10 +12,10 @@ export function mainFile(name, root = repoRoot) {
   return path.join(root, 'services', name, 'dist', 'main.js');
 }
 
-/** SERVICES, START_ORDER, defaultPorts() and serviceEnv() from the built @worklane/testing. */
+/** SERVICES, START_ORDER, stopStages(), defaultPorts() and serviceEnv() from the built @worklane/testing. */
 export async function loadWiring() {
-  const { SERVICES, START_ORDER, defaultPorts, serviceEnv } = await import('@worklane/testing');
-  return { SERVICES, START_ORDER, defaultPorts, serviceEnv };
+  const { SERVICES, START_ORDER, stopStages, defaultPorts, serviceEnv } = await import('@worklane/testing');
+  return { SERVICES, START_ORDER, stopStages, defaultPorts, serviceEnv };
 }
 
 const randomKey = () => crypto.randomBytes(32).toString('hex');

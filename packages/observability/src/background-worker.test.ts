@@ -1,5 +1,5 @@
 import { BackgroundWorker, backoffMs, type PassResult } from './background-worker';
-import { createLogger } from './logger';
+import { createLogger, type Logger } from './logger';
 import { promClient } from './metrics';
 
 const logger = createLogger('test', 'silent');
@@ -49,6 +49,32 @@ describe('BackgroundWorker', () => {
     const value = (name: string) => metrics.find((metric) => metric.name === name)?.values.find((entry) => entry.labels.worker === 'flaky')?.value;
     expect(value('worklane_worker_failures_total')).toBe(2);
     expect(value('worklane_worker_passes_total')).toBe(1);
+  });
+
+  it('logs a failing streak once at its start and once when it ends, not at every backoff', async () => {
+    const lines: { msg: string; failures?: number }[] = [];
+    const record = (fields: { failures?: number }, msg: string) => void lines.push({ msg, failures: fields.failures });
+    const recording = { warn: record, info: record } as unknown as Logger;
+    let passes = 0;
+    const worker = new BackgroundWorker({
+      name: 'outage',
+      logger: recording,
+      idleMs: 3_600_000,
+      minBackoffMs: 1,
+      maxBackoffMs: 2,
+      pass: async () => {
+        passes += 1;
+        if (passes <= 20) throw new Error('the token service is unavailable');
+        return 'idle';
+      },
+    });
+    worker.start();
+    await until(() => passes === 21);
+    await worker.stop();
+    expect(lines).toEqual([
+      { msg: 'background worker pass failed', failures: 1 },
+      { msg: 'background worker recovered', failures: 20 },
+    ]);
   });
 
   it('stops at its deadline when a pass does not finish', async () => {

@@ -26,6 +26,13 @@ export interface BackgroundWorkerOptions {
   onFailure?: (error: unknown) => Promise<void> | void;
 }
 
+/**
+ * While passes keep failing, a worker logs the first failure and then at most one line per this
+ * span (with the number of failures so far), so an outage of a dependency logs a few lines per
+ * worker rather than one per backoff.
+ */
+export const FAILURE_LOG_INTERVAL_MS = 30_000;
+
 /** Counters shared by every worker of a registry, told apart by the `worker` label. */
 interface WorkerCounters {
   passes: promClient.Counter<'worker'>;
@@ -52,7 +59,8 @@ function countersOf(registry: Registry): WorkerCounters {
 
 /**
  * A loop of passes in the background: start, wake, stop with a deadline, exponential backoff with
- * jitter after failures, passes and failures counted in metrics. The one way the services run
+ * jitter after failures, passes and failures counted in metrics, a failing streak logged at its
+ * start, then at most every FAILURE_LOG_INTERVAL_MS, and at its end. The one way the services run
  * their background work, so each of them starts, stops and fails the same way.
  */
 export class BackgroundWorker {
@@ -61,6 +69,7 @@ export class BackgroundWorker {
   private wakeUp: (() => void) | undefined;
   private woken = false;
   private consecutiveFailures = 0;
+  private lastFailureLogAt = 0;
   private readonly counters: WorkerCounters | undefined;
 
   constructor(private readonly options: BackgroundWorkerOptions) {
@@ -112,6 +121,7 @@ export class BackgroundWorker {
       try {
         const result = await pass();
         this.counters?.passes.inc({ worker: name });
+        if (this.consecutiveFailures > 0) logger.info({ worker: name, failures: this.consecutiveFailures }, 'background worker recovered');
         this.consecutiveFailures = 0;
         if (result === 'more') continue;
         waitMs = result === 'idle' ? idleMs : Math.min(idleMs, Math.max(0, result));
@@ -119,7 +129,11 @@ export class BackgroundWorker {
         this.counters?.failures.inc({ worker: name });
         this.consecutiveFailures += 1;
         waitMs = backoffMs(this.consecutiveFailures, minBackoffMs, maxBackoffMs);
-        logger.warn({ err: error, worker: name, retryInMs: waitMs }, 'background worker pass failed');
+        const now = Date.now();
+        if (this.consecutiveFailures === 1 || now - this.lastFailureLogAt >= FAILURE_LOG_INTERVAL_MS) {
+          logger.warn({ err: error, worker: name, failures: this.consecutiveFailures, retryInMs: waitMs }, 'background worker pass failed');
+          this.lastFailureLogAt = now;
+        }
         await Promise.resolve(this.options.onFailure?.(error)).catch(() => {});
         if (!this.running) break;
         await this.sleep(waitMs, false);

@@ -3,6 +3,7 @@
 export { api, apiUrl, type ApiClient, type ApiResponse, type ApiTarget, type RequestOptions } from './api';
 export { bootstrapTeam, cliEnv, createToken, parseJsonLine, revokeToken, runCli, type BootstrapResult, type CliResult, type HasEnv } from './cli';
 export { createTestDatabase, type TestDatabase } from './database';
+export { createServiceDatabase, type ServiceDatabase } from './service-database';
 export { publicKeysOf, randomId, randomKey, signerOf, signingKeyPair, signingKeyPairs, type SigningKeyPair } from './keys';
 export { natsServerBin, startNatsServer, type NatsServer } from './nats';
 export { freePort, freePorts } from './ports';

@@ -3,14 +3,14 @@
 // retry made due, a delivery made older), never by sleeping.
 import { randomUUID } from 'node:crypto';
 import type { Pool } from '@worklane/db';
+import { createServiceDatabase, type ServiceDatabase } from '@worklane/testing';
 import { DeliveryStore, type AttemptOutcome, type ClaimedDelivery, type EventFanOut } from '../src/data/deliveries';
 import { EndpointRateStore } from '../src/data/endpoint-rates';
 import { openClaimBudget } from './support/claim-budget';
-import { createDeliveryDatabase, type DeliveryDatabase } from './support/database';
 
 jest.setTimeout(60_000);
 
-let database: DeliveryDatabase;
+let database: ServiceDatabase;
 let pools: Pool[] = [];
 let replicaA: DeliveryStore;
 let replicaB: DeliveryStore;
@@ -20,7 +20,7 @@ let pool: Pool;
 const WAIT_MS = 60_000;
 
 beforeAll(async () => {
-  database = await createDeliveryDatabase();
+  database = await createServiceDatabase('delivery');
   pools = ['a', 'b', 'test'].map((name) => database.pool(`claim-controls-${name}`));
   [replicaA, replicaB] = [new DeliveryStore(pools[0]!, { orderWaitMs: WAIT_MS }), new DeliveryStore(pools[1]!, { orderWaitMs: WAIT_MS })];
   pool = pools[2]!;

@@ -3,16 +3,16 @@
 // covers, and each event's deliveries go to the webhooks stored with it.
 import { randomUUID } from 'node:crypto';
 import type { Pool } from '@worklane/db';
+import { createServiceDatabase, type ServiceDatabase } from '@worklane/testing';
 import { DeliveryStore, type EventFanOut } from '../src/data/deliveries';
 import { FanOutBacklog } from '../src/data/fan-out-backlog';
-import { createDeliveryDatabase, type DeliveryDatabase } from './support/database';
 
-let database: DeliveryDatabase;
+let database: ServiceDatabase;
 let pool: Pool;
 let backlog: FanOutBacklog;
 
 beforeAll(async () => {
-  database = await createDeliveryDatabase();
+  database = await createServiceDatabase('delivery');
   pool = database.pool('fan-out-backlog-test');
   backlog = new FanOutBacklog(pool, new DeliveryStore(pool));
 }, 60_000);

@@ -4,22 +4,22 @@
 // moved by rewriting rows (a lease run out), never by sleeping.
 import { randomUUID } from 'node:crypto';
 import type { Pool } from '@worklane/db';
+import { createServiceDatabase, type ServiceDatabase } from '@worklane/testing';
 import { DeliveryStore, type AttemptOutcome, type ClaimedDelivery, type EventFanOut } from '../src/data/deliveries';
 import { openClaimBudget } from './support/claim-budget';
-import { createDeliveryDatabase, type DeliveryDatabase } from './support/database';
 
 jest.setTimeout(60_000);
 
 const LEASE_MS = 30_000;
 
-let database: DeliveryDatabase;
+let database: ServiceDatabase;
 let replicaA: DeliveryStore;
 let replicaB: DeliveryStore;
 let unordered: DeliveryStore;
 let pool: Pool;
 
 beforeAll(async () => {
-  database = await createDeliveryDatabase();
+  database = await createServiceDatabase('delivery');
   const pools = ['a', 'b', 'test'].map((name) => database.pool(`fast-path-${name}`));
   replicaA = new DeliveryStore(pools[0]!, { orderWaitMs: 60_000 });
   replicaB = new DeliveryStore(pools[1]!, { orderWaitMs: 60_000 });

@@ -3,17 +3,17 @@
 // statistics say.
 import { randomUUID } from 'node:crypto';
 import type { Pool } from '@worklane/db';
+import { createServiceDatabase, type ServiceDatabase } from '@worklane/testing';
 import { DeliveryStore, type EventFanOut } from '../src/data/deliveries';
-import { createDeliveryDatabase, type DeliveryDatabase } from './support/database';
 
 jest.setTimeout(60_000);
 
-let database: DeliveryDatabase;
+let database: ServiceDatabase;
 let pool: Pool;
 let store: DeliveryStore;
 
 beforeAll(async () => {
-  database = await createDeliveryDatabase();
+  database = await createServiceDatabase('delivery');
   pool = database.pool('order-check-index');
   store = new DeliveryStore(pool, { orderWaitMs: 60_000 });
 }, 60_000);

@@ -1,18 +1,18 @@
 // The recovery worker's schedule against a real PostgreSQL: with no unfinished job it has nothing to
 // wait for and sleeps its whole poll interval (woken by a new job), instead of looking again at once.
 import type { Pool } from '@worklane/db';
+import { createServiceDatabase, type ServiceDatabase } from '@worklane/testing';
 import { RecoveryStore } from '../src/recovery/store';
-import { createDeliveryDatabase, type DeliveryDatabase } from './support/database';
 
 jest.setTimeout(60_000);
 
-let database: DeliveryDatabase;
+let database: ServiceDatabase;
 let pool: Pool;
 let store: RecoveryStore;
 
 beforeAll(async () => {
-  database = await createDeliveryDatabase();
-  pool = database.pool('recovery-idle', 2);
+  database = await createServiceDatabase('delivery');
+  pool = database.pool('recovery-idle', { max: 2 });
   store = new RecoveryStore(pool);
 }, 60_000);
 afterAll(async () => {

@@ -3,15 +3,15 @@
 import { randomUUID } from 'node:crypto';
 import type { Pool } from '@worklane/db';
 import { createLogger } from '@worklane/observability';
+import { createServiceDatabase, type ServiceDatabase } from '@worklane/testing';
 import { DeliveryRetention, type Removed } from '../src/data/retention';
-import { createDeliveryDatabase, type DeliveryDatabase } from './support/database';
 
 const DAY_MS = 86_400_000;
-let database: DeliveryDatabase;
+let database: ServiceDatabase;
 let pool: Pool;
 
 beforeAll(async () => {
-  database = await createDeliveryDatabase();
+  database = await createServiceDatabase('delivery');
   pool = database.pool('retention-test');
 }, 60_000);
 afterAll(async () => {

@@ -3,31 +3,28 @@
 // claim; these tests show what that means when a relay dies in between, that replicas side by side
 // still publish every event once and each issue's events in order, and that retention keeps up.
 // Time is moved by rewriting rows (a lease run out, a row made older), never by sleeping.
-import { join } from 'node:path';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
-import { createPool, migrate, type Pool } from '@worklane/db';
+import type { Pool } from '@worklane/db';
 import { ISSUE_EVENTS_STREAM, ensureIssueEventsStream, jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager } from '@worklane/messaging';
 import { createLogger } from '@worklane/observability';
-import { createTestDatabase, startNatsServer, type NatsServer, type TestDatabase } from '@worklane/testing';
+import { createServiceDatabase, startNatsServer, type NatsServer, type ServiceDatabase } from '@worklane/testing';
 import { IssueStore, type ProjectScope } from '../src/data/issues';
 import { handOverWhileIdle } from '../src/events/handover-gate';
 import { OutboxRelay, RELAY_SESSION_SETTINGS, type OutboxRelayOptions } from '../src/events/relay';
 
 jest.setTimeout(120_000);
 
-let database: TestDatabase;
+let database: ServiceDatabase;
 let nats: NatsServer;
 let connection: NatsConnection;
 let jsm: JetStreamManager;
 let pool: Pool;
 let issues: IssueStore;
-const relayPools: Pool[] = [];
 const logger = createLogger('relay-test', 'silent');
 
 beforeAll(async () => {
-  database = await createTestDatabase();
-  await migrate(database.url, 'issue', join(__dirname, '..', 'migrations'));
-  pool = createPool({ url: database.url, schema: 'issue', max: 8, applicationName: 'relay-test' });
+  database = await createServiceDatabase('issue');
+  pool = database.pool('relay-test', { max: 8 });
   issues = new IssueStore(pool);
   nats = await startNatsServer();
   connection = await connect({ servers: nats.url });
@@ -36,8 +33,6 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
-  await Promise.all(relayPools.map((each) => each.end().catch(() => {})));
-  await pool?.end();
   await connection?.close();
   await nats?.stop();
   await database?.drop();
@@ -45,8 +40,7 @@ afterAll(async () => {
 
 /** A relay on a pool of its own, as a replica's relay runs; `claims()` counts its claim statements. */
 function newRelay(options: Partial<OutboxRelayOptions> = {}) {
-  const relayPool = createPool({ url: database.url, schema: 'issue', max: 3, applicationName: 'relay-test-relay', settings: RELAY_SESSION_SETTINGS });
-  relayPools.push(relayPool);
+  const relayPool = database.pool('relay-test-relay', { max: 3, settings: RELAY_SESSION_SETTINGS });
   let claims = 0;
   const query = relayPool.query.bind(relayPool) as (...args: unknown[]) => unknown;
   (relayPool as unknown as { query: (...args: unknown[]) => unknown }).query = (...args: unknown[]) => {
@@ -75,8 +69,7 @@ const newProject = (): ProjectScope => ({ teamId: 1, organizationId: 1, projectI
 /** The events on the stream, oldest first: id and issue title of each. */
 /** A pool for the API's statements that records, by name, which way each create went. */
 function apiPoolNamingCreates() {
-  const apiPool = createPool({ url: database.url, schema: 'issue', max: 2, applicationName: 'relay-test-api' });
-  relayPools.push(apiPool);
+  const apiPool = database.pool('relay-test-api', { max: 2 });
   const creates: string[] = [];
   const query = apiPool.query.bind(apiPool) as (...args: unknown[]) => unknown;
   (apiPool as unknown as { query: (...args: unknown[]) => unknown }).query = (...args: unknown[]) => {

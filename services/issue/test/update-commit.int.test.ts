@@ -2,14 +2,13 @@
 // statement that writes them with their issue.updated event. The event commits in that statement
 // (no transaction held open across turns of the event loop), and `changes.from` stays exact
 // however many updates of the issue run at the same moment.
-import { join } from 'node:path';
-import { createPool, migrate, type Pool } from '@worklane/db';
-import { createTestDatabase, type TestDatabase } from '@worklane/testing';
+import type { Pool } from '@worklane/db';
+import { createServiceDatabase, type ServiceDatabase } from '@worklane/testing';
 import { IssueStore, type ProjectScope } from '../src/data/issues';
 
 jest.setTimeout(60_000);
 
-let database: TestDatabase;
+let database: ServiceDatabase;
 let pool: Pool;
 let issues: IssueStore;
 /** The statements the store ran through pool.query (first word or prepared name), and its own checkouts (transactions). */
@@ -17,9 +16,8 @@ const statements: string[] = [];
 let checkouts = 0;
 
 beforeAll(async () => {
-  database = await createTestDatabase();
-  await migrate(database.url, 'issue', join(__dirname, '..', 'migrations'));
-  pool = createPool({ url: database.url, schema: 'issue', max: 12, applicationName: 'update-commit-test' });
+  database = await createServiceDatabase('issue');
+  pool = database.pool('update-commit-test', { max: 12 });
   const name = (first: string | { name?: string; text: string }) => (typeof first === 'string' ? first : (first.name ?? first.text)).trim().split(/\s+/)[0]!;
   const query = pool.query.bind(pool) as (...args: unknown[]) => unknown;
   (pool as unknown as { query: (...args: unknown[]) => unknown }).query = (...args: unknown[]) => {
@@ -35,7 +33,6 @@ beforeAll(async () => {
   issues = new IssueStore(pool);
 }, 60_000);
 afterAll(async () => {
-  await pool?.end();
   await database?.drop();
 });
 

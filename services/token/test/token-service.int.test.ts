@@ -1,18 +1,17 @@
 // The token service's gRPC API in-process against a real PostgreSQL database, called the way the
 // gateway, the console and the CLI call it (signed internal calls).
 import { createHash } from 'node:crypto';
-import { join } from 'node:path';
-import { createPool, migrate, type Pool } from '@worklane/db';
+import type { Pool } from '@worklane/db';
 import { createGrpcClient, grpc, unaryCall } from '@worklane/grpc';
 import { createLogger, createMetrics } from '@worklane/observability';
 import { loadProto, type TokenProto, type tokenV1 } from '@worklane/proto';
-import { createTestDatabase, publicKeysOf, signerOf, signingKeyPairs, type TestDatabase } from '@worklane/testing';
+import { createServiceDatabase, publicKeysOf, signerOf, signingKeyPairs, type ServiceDatabase } from '@worklane/testing';
 import { createApp, type TokenApp } from '../src/app';
 import { TRUSTED_PRINCIPALS } from '../src/config';
 
 jest.setTimeout(60_000);
 
-let database: TestDatabase;
+let database: ServiceDatabase;
 let pool: Pool;
 let app: TokenApp;
 let tokens: tokenV1.TokenServiceClient;
@@ -23,9 +22,8 @@ const keys = signingKeyPairs();
 const lifetime = { idleSeconds: 3600, absoluteSeconds: 86_400 };
 
 beforeAll(async () => {
-  database = await createTestDatabase();
-  await migrate(database.url, 'token', join(__dirname, '..', 'migrations'));
-  pool = createPool({ url: database.url, schema: 'token', max: 5, applicationName: 'token-test' });
+  database = await createServiceDatabase('token');
+  pool = database.pool('token-test', { max: 5 });
   app = createApp({
     pool,
     logger: createLogger('token', 'silent'),
@@ -48,7 +46,6 @@ afterAll(async () => {
   gatewayTokens?.close();
   accounts?.close();
   await app?.grpc.shutdown();
-  await pool?.end();
   await database?.drop();
 });
 

@@ -2,13 +2,12 @@ import { connect, type NatsConnection } from '@nats-io/transport-node';
 import type { Pool } from '@worklane/db';
 import { ensureDeliveryConsumer, ensureIssueEventsStream, jetstream, jetstreamManager, type JetStreamManager } from '@worklane/messaging';
 import { createLogger } from '@worklane/observability';
-import { startNatsServer, type NatsServer, type TestDatabase } from '@worklane/testing';
+import { createServiceDatabase, startNatsServer, type NatsServer, type TestDatabase } from '@worklane/testing';
 import type { WebhookDirectory } from '../../src/clients/webhooks';
 import { DeliveryStore } from '../../src/data/deliveries';
 import { FanOutBacklog } from '../../src/data/fan-out-backlog';
 import { EventConsumer, type EventConsumerOptions } from '../../src/events/consumer';
 import { FanOutBudget } from '../../src/events/fan-out-budget';
-import { createDeliveryDatabase } from './database';
 
 /** An event consumer of its own on a fresh database and NATS server, started; `stop` ends it all. */
 export interface ConsumerStack {
@@ -27,9 +26,9 @@ export interface ConsumerStack {
  * webhooks from `webhooks`; `consumer` overrides its other options.
  */
 export async function startConsumerStack(options: { name: string; webhooks: WebhookDirectory; poolMax: number; consumer?: Partial<EventConsumerOptions> }): Promise<ConsumerStack> {
-  const [deliveryDatabase, nats] = await Promise.all([createDeliveryDatabase(), startNatsServer()]);
+  const [deliveryDatabase, nats] = await Promise.all([createServiceDatabase('delivery'), startNatsServer()]);
   const { database } = deliveryDatabase;
-  const pool = deliveryDatabase.pool(options.name, options.poolMax);
+  const pool = deliveryDatabase.pool(options.name, { max: options.poolMax });
   const connection = await connect({ servers: nats.url });
   const jsm = await jetstreamManager(connection);
   const declare = async () => {

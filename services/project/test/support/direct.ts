@@ -1,10 +1,9 @@
 // The project service in-process against a real PostgreSQL database, called with identities
 // signed the way the gateway signs them.
-import { join } from 'node:path';
 import type { Signer } from '@worklane/config';
-import { createPool, migrate, type Pool } from '@worklane/db';
+import type { Pool } from '@worklane/db';
 import { createLogger, createMetrics, type ServiceMetrics } from '@worklane/observability';
-import { createTestDatabase, publicKeysOf, signedCaller, signerOf, signingKeyPairs, type Caller, type TestDatabase } from '@worklane/testing';
+import { createServiceDatabase, publicKeysOf, signedCaller, signerOf, signingKeyPairs, type Caller, type TestDatabase } from '@worklane/testing';
 
 import { createApp, type ProjectApp } from '../../src/app';
 import { TRUSTED_PRINCIPALS } from '../../src/config';
@@ -24,9 +23,9 @@ export interface DirectProjectService {
 }
 
 export async function startDirectProjectService(): Promise<DirectProjectService> {
-  const database = await createTestDatabase();
-  await migrate(database.url, 'project', join(__dirname, '..', '..', 'migrations'));
-  const pool = createPool({ url: database.url, schema: 'project', max: 12, applicationName: 'project-test' });
+  const projectDatabase = await createServiceDatabase('project');
+  const { database } = projectDatabase;
+  const pool = projectDatabase.pool('project-test', { max: 12 });
   const metrics = createMetrics('project');
   const keys = signingKeyPairs();
   const identityKey = signerOf(keys, 'gateway');
@@ -43,8 +42,7 @@ export async function startDirectProjectService(): Promise<DirectProjectService>
     database,
     as,
     async stop() {
-      await pool.end();
-      await database.drop();
+      await projectDatabase.drop();
     },
   };
 }

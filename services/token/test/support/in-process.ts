@@ -1,9 +1,8 @@
 // The token service in this process, against a throwaway PostgreSQL database of its own with
 // its migrations applied, serving gRPC on a free port: for tests that call its RPCs directly.
-import { join } from 'node:path';
-import { createPool, migrate, type Pool } from '@worklane/db';
+import type { Pool } from '@worklane/db';
 import { createLogger, createMetrics } from '@worklane/observability';
-import { createTestDatabase, publicKeysOf, signingKeyPairs } from '@worklane/testing';
+import { createServiceDatabase, publicKeysOf, signingKeyPairs } from '@worklane/testing';
 import { createApp, type AppDeps } from '../../src/app';
 import { TRUSTED_PRINCIPALS } from '../../src/config';
 
@@ -18,9 +17,8 @@ export interface InProcessTokenService {
 
 export async function startInProcessTokenService(name: string, options: { poolMax: number; deps?: Partial<AppDeps> }): Promise<InProcessTokenService> {
   const keys = signingKeyPairs();
-  const database = await createTestDatabase();
-  await migrate(database.url, 'token', join(__dirname, '..', '..', 'migrations'));
-  const pool = createPool({ url: database.url, schema: 'token', max: options.poolMax, applicationName: name });
+  const database = await createServiceDatabase('token');
+  const pool = database.pool(name, { max: options.poolMax });
   const app = createApp({
     pool,
     logger: createLogger('token', 'silent'),
@@ -37,7 +35,6 @@ export async function startInProcessTokenService(name: string, options: { poolMa
     keys,
     async stop() {
       await app.grpc.shutdown();
-      await pool.end();
       await database.drop();
     },
   };

@@ -1,13 +1,12 @@
 // The webhook service in-process against a real PostgreSQL database, called with identities
 // signed the way the gateway signs them, and its WebhookDirectory over real gRPC.
-import { join } from 'node:path';
 import type { Signer } from '@worklane/config';
-import { createPool, migrate, type Pool } from '@worklane/db';
+import type { Pool } from '@worklane/db';
 import { createGrpcClient, unaryCall } from '@worklane/grpc';
 import type { WebhookChange } from '@worklane/messaging';
 import { createLogger, createMetrics, type ServiceMetrics } from '@worklane/observability';
 import { loadProto, type WebhookProto, type webhookV1 } from '@worklane/proto';
-import { createTestDatabase, publicKeysOf, randomKey, signedCaller, signerOf, signingKeyPairs, type Caller, type SigningKeyPair, type TestDatabase } from '@worklane/testing';
+import { createServiceDatabase, publicKeysOf, randomKey, signedCaller, signerOf, signingKeyPairs, type Caller, type SigningKeyPair, type TestDatabase } from '@worklane/testing';
 
 import { AllowedCidrs, SecretBox } from '@worklane/webhooks';
 import { createApp, type WebhookApp } from '../../src/app';
@@ -54,10 +53,9 @@ export interface DirectOptions {
 }
 
 export async function startDirectWebhookService(options: DirectOptions = {}): Promise<DirectWebhookService> {
-  const ownsDatabase = !options.database;
-  const database = options.database ?? (await createTestDatabase());
-  await migrate(database.url, 'webhook', join(__dirname, '..', '..', 'migrations'));
-  const pool = createPool({ url: database.url, schema: 'webhook', max: 5, applicationName: 'webhook-test' });
+  const webhookDatabase = await createServiceDatabase('webhook', { database: options.database });
+  const { database } = webhookDatabase;
+  const pool = webhookDatabase.pool('webhook-test', { max: 5 });
   const metrics = createMetrics('webhook');
   const keys = options.keys ?? signingKeyPairs();
   const identityKey = signerOf(keys, 'gateway');
@@ -112,8 +110,7 @@ export async function startDirectWebhookService(options: DirectOptions = {}): Pr
     async stop() {
       for (const client of clients) client.close();
       await app.grpc.shutdown();
-      await pool.end();
-      if (ownsDatabase) await database.drop();
+      await webhookDatabase.drop();
     },
   };
 }

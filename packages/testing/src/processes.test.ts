@@ -6,11 +6,12 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Client } from 'pg';
-import { SERVICES } from '@worklane/config';
+import { SERVICES, serviceUrlEnv } from '@worklane/config';
 
 import { bootstrapTeam, createToken, revokeToken } from './cli';
 import { createTestDatabase } from './database';
 import { startNatsServer } from './nats';
+import { freePorts } from './ports';
 import { findExecutable } from './repo';
 import { startService } from './service';
 import { startSystem } from './system';
@@ -20,6 +21,18 @@ const http = require('node:http');
 const name = process.env.OTEL_SERVICE_NAME;
 if (process.env.FAKE_CRASH === '1') { console.error('boom: bad configuration'); process.exit(3); }
 const ready = process.env.FAKE_NOT_READY !== '1';
+// FAKE_PORT_TAKEN_ONCE=<file>: the first start (the file does not exist yet) finds its HTTP port
+// taken, as when another process took it after it was chosen.
+const takenOnce = process.env.FAKE_PORT_TAKEN_ONCE;
+if (takenOnce && !require('node:fs').existsSync(takenOnce)) {
+  require('node:fs').writeFileSync(takenOnce, String(process.env.HTTP_PORT));
+  const other = http.createServer().listen(Number(process.env.HTTP_PORT), process.env.HOST, () => {
+    http.createServer().on('error', (err) => { console.error(JSON.stringify({ level: 'fatal', msg: 'failed to start', err: { message: err.message } })); process.exit(1); })
+      .listen(Number(process.env.HTTP_PORT), process.env.HOST);
+  });
+  other.unref();
+  return;
+}
 const server = http.createServer((req, res) => {
   if (req.url === '/readyz' || req.url === '/healthz') { res.writeHead(ready ? 200 : 503).end(); return; }
   if (req.url === '/env') { res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(process.env)); return; }
@@ -103,6 +116,41 @@ describe('startService', () => {
       await expect(startService('token', { FAKE_CRASH: '1' })).rejects.toThrow(/exited with code 3[\s\S]*boom: bad configuration/);
     } finally {
       process.stderr.write = stderr;
+    }
+  });
+
+  it('starts again on new ports when a port chosen for it was taken before it listened', async () => {
+    const marker = path.join(fakeRoot, 'port-taken-once');
+    const stderr = process.stderr.write;
+    process.stderr.write = () => true;
+    try {
+      const svc = await startService('webhook', { FAKE_PORT_TAKEN_ONCE: marker });
+      try {
+        const takenPort = Number(fs.readFileSync(marker, 'utf8'));
+        expect(svc.httpPort).not.toBe(takenPort);
+        expect((await envOf(svc.url)).HTTP_PORT).toBe(String(svc.httpPort));
+        expect(svc.logs()).toMatch(/EADDRINUSE[\s\S]*starting again on new ports[\s\S]*webhook started/);
+      } finally {
+        await svc.stop();
+      }
+    } finally {
+      process.stderr.write = stderr;
+      fs.rmSync(marker, { force: true });
+    }
+  });
+
+  it('does not start again on ports the caller gave', async () => {
+    const marker = path.join(fakeRoot, 'port-taken-given');
+    const [http, grpc, metrics] = await freePorts(3);
+    const stderr = process.stderr.write;
+    process.stderr.write = () => true;
+    try {
+      await expect(startService('webhook', { FAKE_PORT_TAKEN_ONCE: marker, HTTP_PORT: http, GRPC_PORT: grpc, METRICS_PORT: metrics })).rejects.toThrow(
+        /exited with code 1[\s\S]*EADDRINUSE/,
+      );
+    } finally {
+      process.stderr.write = stderr;
+      fs.rmSync(marker, { force: true });
     }
   });
 
@@ -195,6 +243,25 @@ withDatabase('startSystem', () => {
     const left = await admin.query('select 1 from pg_database where datname = $1', [system.database.name]);
     await admin.end();
     expect(left.rowCount).toBe(0);
+  });
+
+  it('starts again on new ports, rewired, when a port chosen for it was taken before its service listened', async () => {
+    const marker = path.join(fakeRoot, 'system-port-taken-once');
+    const stderr = process.stderr.write;
+    process.stderr.write = () => true;
+    let system: Awaited<ReturnType<typeof startSystem>> | undefined;
+    try {
+      system = await startSystem({ services: ['token', 'webhook', 'gateway'], serviceEnv: { webhook: { FAKE_PORT_TAKEN_ONCE: marker } } });
+      const takenPort = Number(fs.readFileSync(marker, 'utf8'));
+      expect(system.services.webhook?.httpPort).not.toBe(takenPort);
+      expect((await envOf(system.urls.webhook)).HTTP_PORT).toBe(String(system.services.webhook?.httpPort));
+      expect((await envOf(system.gatewayUrl))[serviceUrlEnv('webhook')]).toBe(system.urls.webhook);
+      expect(system.all.map((h) => h.name).sort()).toEqual(['gateway', 'token', 'webhook']);
+    } finally {
+      process.stderr.write = stderr;
+      await system?.stop();
+      fs.rmSync(marker, { force: true });
+    }
   });
 
   it('stops what it started when a service fails', async () => {

@@ -4,7 +4,7 @@ import path from 'node:path';
 import readline from 'node:readline';
 import { SERVICES } from '@worklane/config';
 
-import { freePorts } from './ports';
+import { freePorts, reportsAddressInUse } from './ports';
 import { repoRoot, serviceMain } from './repo';
 
 /** Environment additions; `undefined` is ignored, `null` removes the variable from the inherited environment. */
@@ -61,6 +61,8 @@ export interface ServiceHandle {
 }
 
 const MAX_LOG_LINES = 20_000;
+/** How many times a service is started on new ports when one chosen for it was taken meanwhile. */
+const START_ATTEMPTS = 3;
 const live = new Set<ChildProcess>();
 let exitHookInstalled = false;
 
@@ -132,27 +134,37 @@ export async function startService(name: string, env: EnvInput = {}, options: St
   const given = normaliseEnv(env);
   const removed = removedNames(env);
   const needGrpc = info ? info.grpcPort !== null : given.GRPC_PORT !== undefined;
-  const missing = (given.HTTP_PORT ? 0 : 1) + (needGrpc && !given.GRPC_PORT ? 1 : 0) + (given.METRICS_PORT ? 0 : 1);
-  const ports = missing > 0 ? await freePorts(missing) : [];
-  const httpPort = Number(given.HTTP_PORT ?? ports.shift());
-  const grpcPort = needGrpc ? Number(given.GRPC_PORT ?? ports.shift()) : null;
-  const metricsPort = Number(given.METRICS_PORT ?? ports.shift());
-
-  const ownEnv: Record<string, string> = {
-    HOST: '127.0.0.1',
-    OTEL_SERVICE_NAME: name,
-    ...(info?.schema ? { DATABASE_SCHEMA: info.schema } : {}),
-    ...given,
-    HTTP_PORT: String(httpPort),
-    METRICS_PORT: String(metricsPort),
-    ...(grpcPort !== null ? { GRPC_PORT: String(grpcPort) } : {}),
-  };
+  const chooses = { http: !given.HTTP_PORT, grpc: needGrpc && !given.GRPC_PORT, metrics: !given.METRICS_PORT };
+  let httpPort = 0;
+  let grpcPort: number | null = null;
+  let metricsPort = 0;
+  let ownEnv: Record<string, string> = {};
+  let url = '';
+  /** Sets the ports (those the caller did not give: free ones) and the environment that names them. */
+  async function choosePorts(): Promise<void> {
+    const ports = await freePorts(Number(chooses.http) + Number(chooses.grpc) + Number(chooses.metrics));
+    httpPort = Number(chooses.http ? ports.shift() : given.HTTP_PORT);
+    grpcPort = needGrpc ? Number(chooses.grpc ? ports.shift() : given.GRPC_PORT) : null;
+    metricsPort = Number(chooses.metrics ? ports.shift() : given.METRICS_PORT);
+    ownEnv = {
+      HOST: '127.0.0.1',
+      OTEL_SERVICE_NAME: name,
+      ...(info?.schema ? { DATABASE_SCHEMA: info.schema } : {}),
+      ...given,
+      HTTP_PORT: String(httpPort),
+      METRICS_PORT: String(metricsPort),
+      ...(grpcPort !== null ? { GRPC_PORT: String(grpcPort) } : {}),
+    };
+    url = `http://127.0.0.1:${httpPort}`;
+  }
+  await choosePorts();
   const readyPath = options.readyPath ?? '/readyz';
   const readyTimeoutMs = options.readyTimeoutMs ?? Number(process.env.WORKLANE_TEST_READY_TIMEOUT_MS || 30_000);
   const streamLogs = process.env.WORKLANE_TEST_LOGS === '1' || process.env.WORKLANE_TEST_LOGS === 'true';
-  const url = `http://127.0.0.1:${httpPort}`;
 
   const lines: string[] = [];
+  /** What the current process printed (the lines recorded since it was spawned). */
+  let printedSinceSpawn: string[] = [];
   let child!: ChildProcess;
   let exited!: Promise<ExitInfo>;
   let expectingExit = false;
@@ -160,6 +172,7 @@ export async function startService(name: string, env: EnvInput = {}, options: St
 
   const record = (line: string) => {
     lines.push(line);
+    printedSinceSpawn.push(line);
     if (lines.length > MAX_LOG_LINES) lines.splice(0, lines.length - MAX_LOG_LINES);
     if (streamLogs) process.stderr.write(`[${name}] ${line}\n`);
   };
@@ -167,6 +180,7 @@ export async function startService(name: string, env: EnvInput = {}, options: St
 
   function spawnProcess(): void {
     expectingExit = false;
+    printedSinceSpawn = [];
     const processEnv: NodeJS.ProcessEnv = { ...process.env, ...ownEnv };
     delete processEnv.JEST_WORKER_ID;
     for (const name of removed) delete processEnv[name];
@@ -239,7 +253,23 @@ export async function startService(name: string, env: EnvInput = {}, options: St
   }
 
   spawnProcess();
-  const handle: ServiceHandle = {
+  if (options.wait !== false) {
+    for (let attempt = 1; ; attempt += 1) {
+      try {
+        await waitReady();
+        break;
+      } catch (err) {
+        await stop('SIGKILL');
+        // Another process took one of the ports chosen here between the choice and the listen.
+        const portTaken = exitInfo(child) !== null && reportsAddressInUse(printedSinceSpawn.join('\n'));
+        if (!portTaken || attempt >= START_ATTEMPTS || !(chooses.http || chooses.grpc || chooses.metrics)) throw err;
+        record(`[testing] ${name}: a port chosen for it was taken meanwhile; starting again on new ports`);
+        await choosePorts();
+        spawnProcess();
+      }
+    }
+  }
+  return {
     name,
     url,
     httpPort,
@@ -271,14 +301,4 @@ export async function startService(name: string, env: EnvInput = {}, options: St
       if (wait) await waitReady();
     },
   };
-
-  if (options.wait !== false) {
-    try {
-      await waitReady();
-    } catch (err) {
-      await stop('SIGKILL');
-      throw err;
-    }
-  }
-  return handle;
 }

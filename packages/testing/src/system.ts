@@ -2,7 +2,7 @@ import { GRPC_SERVICES, SERVICES, START_ORDER, serviceInfo, stopStages, type Ser
 
 import { createTestDatabase, type TestDatabase } from './database';
 import { randomKey, signingKeyPairs } from './keys';
-import { freePorts } from './ports';
+import { freePorts, reportsAddressInUse } from './ports';
 import { startService, type EnvInput, type ServiceHandle, type StartServiceOptions } from './service';
 import { privateEnv, serviceEnv, sharedEnv, type Env, type Keys, type Ports } from './services';
 
@@ -52,6 +52,9 @@ export interface System {
   stop(): Promise<void>;
 }
 
+/** How many times a system is started on new ports when a port chosen for it was taken meanwhile. */
+const START_ATTEMPTS = 3;
+
 /** Started first, alone (token: everyone authenticates through it) and last, alone (the gateway). */
 const FIRST = START_ORDER[0]!;
 const LAST = START_ORDER[START_ORDER.length - 1]!;
@@ -76,17 +79,48 @@ export async function startSystem(options: StartSystemOptions = {}): Promise<Sys
     throw new Error(`NATS_URL is not set, and ${needsNats.join(', ')} need NATS: run the tests through \`npm test\`.`);
   }
 
-  const count = SERVICES.reduce((n, s) => n + 2 + (s.grpcPort !== null ? 1 : 0), 0);
-  const free = await freePorts(count);
-  const ports = Object.fromEntries(
-    SERVICES.map((s) => [s.name, { http: free.shift() as number, grpc: s.grpcPort !== null ? (free.shift() as number) : null, metrics: free.shift() as number }]),
-  ) as Ports;
-
-  const database = extra.DATABASE_URL ? { name: '', url: extra.DATABASE_URL, drop: async () => undefined } : await createTestDatabase();
   const keys: Keys = {
     signing: signingKeyPairs(),
     webhookSecretKey: extra.WEBHOOK_SECRET_KEY ?? randomKey(),
   };
+  const database = extra.DATABASE_URL ? { name: '', url: extra.DATABASE_URL, drop: async () => undefined } : await createTestDatabase();
+  try {
+    for (let attempt = 1; ; attempt += 1) {
+      const ports = await choosePorts();
+      try {
+        return await startOnPorts({ options, extra, natsUrl, wanted, database, keys, ports });
+      } catch (err) {
+        // Another process took one of the chosen ports before its service listened on it.
+        if (attempt >= START_ATTEMPTS || !reportsAddressInUse(String((err as Error)?.message))) throw err;
+      }
+    }
+  } catch (err) {
+    await database.drop().catch(() => undefined);
+    throw err;
+  }
+}
+
+/** A free HTTP and metrics port for every service, and a gRPC port for those that serve gRPC. */
+async function choosePorts(): Promise<Ports> {
+  const count = SERVICES.reduce((n, s) => n + 2 + (s.grpcPort !== null ? 1 : 0), 0);
+  const free = await freePorts(count);
+  return Object.fromEntries(
+    SERVICES.map((s) => [s.name, { http: free.shift() as number, grpc: s.grpcPort !== null ? (free.shift() as number) : null, metrics: free.shift() as number }]),
+  ) as Ports;
+}
+
+interface Wiring {
+  options: StartSystemOptions;
+  extra: Env;
+  natsUrl: string | undefined;
+  wanted: Set<ServiceName>;
+  database: TestDatabase;
+  keys: Keys;
+  ports: Ports;
+}
+
+/** Starts the wanted services on `ports`; on failure stops those it started (the database stays). */
+async function startOnPorts({ options, extra, natsUrl, wanted, database, keys, ports }: Wiring): Promise<System> {
   const envs = serviceEnv({ databaseUrl: database.url, natsUrl, keys, ports });
   // A test system stops with its suite, while the suite's clients (and the readiness checks of
   // startService) still hold idle connections that would keep each service draining for the whole
@@ -142,11 +176,14 @@ export async function startSystem(options: StartSystemOptions = {}): Promise<Sys
     },
     stop() {
       stopped ??= (async () => {
-        for (const stage of stopStages(all, (h) => h.name)) await Promise.all(stage.map((h) => h.stop()));
+        await stopServices();
         await database.drop();
       })();
       return stopped;
     },
+  };
+  const stopServices = async () => {
+    for (const stage of stopStages(all, (h) => h.name)) await Promise.all(stage.map((h) => h.stop()));
   };
 
   try {
@@ -159,7 +196,7 @@ export async function startSystem(options: StartSystemOptions = {}): Promise<Sys
     if (failed) throw failed.reason;
     if (wanted.has(LAST)) await start(LAST);
   } catch (err) {
-    await system.stop().catch(() => undefined);
+    await stopServices().catch(() => undefined);
     throw err;
   }
   return system;

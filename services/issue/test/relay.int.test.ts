@@ -8,7 +8,7 @@ import type { Pool } from '@worklane/db';
 import { ISSUE_EVENTS_STREAM, ensureIssueEventsStream, jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager } from '@worklane/messaging';
 import { createLogger } from '@worklane/observability';
 import { createServiceDatabase, startNatsServer, type NatsServer, type ServiceDatabase } from '@worklane/testing';
-import { IssueStore, type ProjectScope } from '../src/data/issues';
+import { IssueStore, OUTBOX_CHANNEL, type ProjectScope } from '../src/data/issues';
 import { handOverWhileIdle } from '../src/events/handover-gate';
 import { OutboxRelay, RELAY_SESSION_SETTINGS, type OutboxRelayOptions } from '../src/events/relay';
 
@@ -368,4 +368,42 @@ it('publishes the events of one issue in commit order when they fall in the same
   await relay.stop();
   const onStream = (await streamEvents()).filter((event) => ids.includes(event.id));
   expect(onStream.map((event) => event.title)).toEqual(['step 0', 'step 1', 'step 2']);
+});
+
+describe('the LISTEN connection', () => {
+  /** The backends of this database whose last statement was `statement` (by default the relay's LISTEN). */
+  const listeners = async (statement = `LISTEN ${OUTBOX_CHANNEL}`) =>
+    (await pool.query<{ pid: number }>(`SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND query = $1`, [statement])).rows.map((row) => row.pid);
+
+  it('is opened again when PostgreSQL ends it, and the relay is woken by commits again', async () => {
+    const replica = newRelay({ pollIntervalMs: 60_000 });
+    replica.relay.start();
+    await until('the relay listening', async () => (await listeners()).length === 1);
+    const [first] = await listeners();
+    // A FATAL error on the idle connection, then its end: the relay lets it go once, and listens again.
+    await pool.query('SELECT pg_terminate_backend($1)', [first]);
+    await until('the relay listening on a new connection', async () => {
+      const now = await listeners();
+      return now.length === 1 && now[0] !== first;
+    });
+    const scope = newProject();
+    const issue = await issues.create(scope, 'RELISTEN', 1, { title: 'created' });
+    await issues.update(scope, issue.id, { title: 'changed' });
+    const ids = await eventIdsOf([issue.id]);
+    // Not handed over and no poll for a minute: only the notification of their commits wakes the relay.
+    await until('both events published', async () => (await outboxRows(ids)).every((row) => row.published));
+    await replica.relay.stop();
+  });
+
+  it('is closed when the relay stops, not handed back to the pool', async () => {
+    const replica = newRelay({ pollIntervalMs: 60_000 });
+    replica.relay.start();
+    await until('the relay listening', async () => (await listeners()).length === 1);
+    const clients = replica.relayPool.totalCount;
+    await replica.relay.stop();
+    // Removed from the pool at once (a connection handed back would stay in it, idle, with the
+    // relay's error handler still on it), and its backend exits.
+    expect(replica.relayPool.totalCount).toBe(clients - 1);
+    await until('the LISTEN connection closed', async () => (await listeners(`UNLISTEN ${OUTBOX_CHANNEL}`)).length === 0 && (await listeners()).length === 0);
+  });
 });

@@ -93,7 +93,8 @@ const RETENTION_BATCH_SIZE = 10_000;
 export class OutboxRelay {
   private running = false;
   private readonly worker: BackgroundWorker;
-  private listener: PoolClient | undefined;
+  /** The LISTEN connection while it listens, and how to let it go (once). */
+  private listener: { client: PoolClient; close: () => void } | undefined;
   private listenRetry: NodeJS.Timeout | undefined;
   private readonly retention: BackgroundWorker;
   /**
@@ -167,12 +168,7 @@ export class OutboxRelay {
       // Their leases run out and another relay publishes them again, which JetStream drops as duplicates.
       this.options.logger.warn({ err: error, unmarked: this.unmarked.length }, 'could not mark published outbox rows at stop');
     });
-    const listener = this.listener;
-    this.listener = undefined;
-    if (listener) {
-      await listener.query(`UNLISTEN ${OUTBOX_CHANNEL}`).catch(() => {});
-      listener.release();
-    }
+    this.listener?.close();
   }
 
   /**
@@ -466,24 +462,41 @@ export class OutboxRelay {
     return (published.rowCount ?? 0) >= retentionBatchSize || (dead.rowCount ?? 0) >= retentionBatchSize ? 'more' : 'idle';
   }
 
-  /** LISTEN on a pooled connection of its own; if that connection dies, polling covers until it is back. */
+  /**
+   * LISTEN on a pooled connection of its own; if that connection dies, polling covers until it is
+   * back. The connection is never handed back for queries: it is closed when it fails or the relay
+   * stops, exactly once (PostgreSQL may report a failing connection's end more than once).
+   */
   private async listen(): Promise<void> {
     if (!this.running) return;
     try {
       const client = await this.options.pool.connect();
+      let closed = false;
+      const close = (error?: Error) => {
+        if (closed) return;
+        closed = true;
+        if (this.listener?.client === client) this.listener = undefined;
+        client.release(error ?? true);
+      };
       client.on('notification', () => this.wake());
+      // Stays attached after the close: what the closing connection still reports is expected.
       client.on('error', (error) => {
+        if (closed) return;
         this.options.logger.warn({ err: error }, 'outbox LISTEN connection lost');
-        if (this.listener === client) this.listener = undefined;
-        client.release(error);
+        close(error);
         this.retryListen();
       });
-      await client.query(`LISTEN ${OUTBOX_CHANNEL}`);
+      try {
+        await client.query(`LISTEN ${OUTBOX_CHANNEL}`);
+      } catch (error) {
+        close(error as Error);
+        throw error;
+      }
       if (!this.running) {
-        client.release();
+        close();
         return;
       }
-      this.listener = client;
+      this.listener = { client, close: () => close() };
     } catch (error) {
       this.options.logger.warn({ err: error }, 'cannot LISTEN for outbox rows; polling only for now');
       this.retryListen();

@@ -32,7 +32,7 @@ it('lets a request in flight at the project service finish after SIGTERM', async
   const identity = signed(signerOf(system.keys.signing, 'gateway'), 'POST', path, { teamId: team.team_id, userId: team.user_id, tokenId: team.token_id });
   const held = await holdRequest(project.httpPort, 'POST', path, identity, JSON.stringify({ name: 'Finished By The Project Service' }));
 
-  const exited = project.process.kill('SIGTERM') && project.exited;
+  const exited = project.stop('SIGTERM');
   await waitUntilRefused(project.httpPort);
   const reply = await held.finish();
 
@@ -48,7 +48,7 @@ it('lets a request in flight at the gateway finish after SIGTERM', async () => {
   const gateway = system.services.gateway!;
   const held = await holdRequest(gateway.httpPort, 'POST', projectsPath(), { Authorization: `Bearer ${team.token}` }, JSON.stringify({ name: 'Finished By The Gateway' }));
 
-  const exited = gateway.process.kill('SIGTERM') && gateway.exited;
+  const exited = gateway.stop('SIGTERM');
   await waitUntilRefused(gateway.httpPort);
   const reply = await held.finish();
 
@@ -69,7 +69,8 @@ it("answers a client's kept-alive connection during the drain, closing it, so th
   try {
     expect(await getOn(agent, gateway.httpPort, listPath)).toMatchObject({ status: 200, connection: 'keep-alive', reusedSocket: false });
 
-    gateway.process.kill('SIGTERM');
+    // Resolves when the process exits (after the SIGKILL below).
+    void gateway.stop('SIGTERM');
     // Unready once the drain has begun; each probe comes on a connection of its own, closed by its answer.
     await eventually(async () => (await getOn(new Agent({ keepAlive: false }), gateway.httpPort, '/readyz')).status === 503);
 
@@ -77,8 +78,7 @@ it("answers a client's kept-alive connection during the drain, closing it, so th
     expect(during).toEqual({ status: 200, connection: 'close', reusedSocket: true });
   } finally {
     agent.destroy();
-    gateway.process.kill('SIGKILL');
-    await gateway.exited;
+    await gateway.kill();
   }
 });
 

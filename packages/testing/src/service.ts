@@ -163,24 +163,29 @@ export async function startService(name: string, env: EnvInput = {}, options: St
   const streamLogs = process.env.WORKLANE_TEST_LOGS === '1' || process.env.WORKLANE_TEST_LOGS === 'true';
 
   const lines: string[] = [];
-  /** What the current process printed (the lines recorded since it was spawned). */
-  let printedSinceSpawn: string[] = [];
+  /** Lines recorded in all, and how many of them before the current process was spawned. */
+  let recorded = 0;
+  let recordedAtSpawn = 0;
   let child!: ChildProcess;
   let exited!: Promise<ExitInfo>;
+  /** Resolves once the current process's output has been read to its end. */
+  let outputEnded!: Promise<void>;
   let expectingExit = false;
   installExitHook();
 
   const record = (line: string) => {
     lines.push(line);
-    printedSinceSpawn.push(line);
+    recorded += 1;
     if (lines.length > MAX_LOG_LINES) lines.splice(0, lines.length - MAX_LOG_LINES);
     if (streamLogs) process.stderr.write(`[${name}] ${line}\n`);
   };
+  /** What the current process printed (at most the MAX_LOG_LINES kept). */
+  const outputSinceSpawn = () => (recorded > recordedAtSpawn ? lines.slice(-(recorded - recordedAtSpawn)).join('\n') : '');
   const tailText = (n = 60) => lines.slice(-n).join('\n');
 
   function spawnProcess(): void {
     expectingExit = false;
-    printedSinceSpawn = [];
+    recordedAtSpawn = recorded;
     const processEnv: NodeJS.ProcessEnv = { ...process.env, ...ownEnv };
     delete processEnv.JEST_WORKER_ID;
     for (const name of removed) delete processEnv[name];
@@ -194,6 +199,10 @@ export async function startService(name: string, env: EnvInput = {}, options: St
     for (const stream of [current.stdout, current.stderr]) {
       if (stream) readline.createInterface({ input: stream, crlfDelay: Infinity }).on('line', record);
     }
+    outputEnded = new Promise<void>((resolve) => {
+      current.once('close', () => resolve());
+      current.once('error', () => resolve());
+    });
     exited = new Promise<ExitInfo>((resolve) => {
       current.once('error', (err) => {
         record(`[testing] could not start: ${err.message}`);
@@ -259,9 +268,12 @@ export async function startService(name: string, env: EnvInput = {}, options: St
         await waitReady();
         break;
       } catch (err) {
+        const exitedOnItsOwn = exitInfo(child) !== null;
         await stop('SIGKILL');
-        // Another process took one of the ports chosen here between the choice and the listen.
-        const portTaken = exitInfo(child) !== null && reportsAddressInUse(printedSinceSpawn.join('\n'));
+        await outputEnded;
+        // It exited because another process took one of the ports chosen here between the choice
+        // and the listen.
+        const portTaken = exitedOnItsOwn && reportsAddressInUse(outputSinceSpawn());
         if (!portTaken || attempt >= START_ATTEMPTS || !(chooses.http || chooses.grpc || chooses.metrics)) throw err;
         record(`[testing] ${name}: a port chosen for it was taken meanwhile; starting again on new ports`);
         await choosePorts();

@@ -464,8 +464,8 @@ export class OutboxRelay {
 
   /**
    * LISTEN on a pooled connection of its own; if that connection dies, polling covers until it is
-   * back. The connection is never handed back for queries: it is closed when it fails or the relay
-   * stops, exactly once (PostgreSQL may report a failing connection's end more than once).
+   * back. The connection is never handed back for queries: it is closed, exactly once, when it
+   * fails, when its LISTEN fails or when the relay stops; an error reported after that is ignored.
    */
   private async listen(): Promise<void> {
     if (!this.running) return;
@@ -496,7 +496,7 @@ export class OutboxRelay {
         close();
         return;
       }
-      this.listener = { client, close: () => close() };
+      this.listener = { client, close };
     } catch (error) {
       this.options.logger.warn({ err: error }, 'cannot LISTEN for outbox rows; polling only for now');
       this.retryListen();

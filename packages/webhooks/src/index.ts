@@ -12,7 +12,7 @@ export {
   type PreviousSigningSecret,
   type SignatureInput,
 } from './signing';
-export { DEFAULT_RETRY_SCHEDULE, RETRY_JITTER, parseRetrySchedule, nextRetryDelay, parseRetryAfter, isSuccess, type RetryOptions } from './retry-schedule';
+export { DEFAULT_RETRY_SCHEDULE, RETRY_JITTER, jittered, parseRetrySchedule, nextRetryDelay, parseRetryAfter, isSuccess, type RetryOptions } from './retry-schedule';
 export { pinnedConnector, PinnedDispatchers, type PinnedDispatcherOptions } from './pinned-dispatcher';
 export { sendWebhookRequest, describeRequestError, RESPONSE_EXCERPT_BYTES, type WebhookRequest, type WebhookResponse } from './webhook-request';
 export { CachingResolver, dnsServersLookup, parseHostsFile, type CachingResolverOptions, type DnsServersOptions, type DnsLookup } from './resolver';

@@ -8,6 +8,14 @@ export const DEFAULT_RETRY_SCHEDULE: readonly number[] = Object.freeze([0, 5, 30
 export const RETRY_JITTER = 0.2;
 
 /**
+ * `value` spread by up to RETRY_JITTER either way; `random` gives a number in [0, 1). Waits of
+ * many receivers that failed together end at different times instead of all at once.
+ */
+export function jittered(value: number, random: () => number = Math.random): number {
+  return value * (1 - RETRY_JITTER + 2 * RETRY_JITTER * random());
+}
+
+/**
  * Parses `WEBHOOK_RETRY_SCHEDULE`: seconds, comma-separated, e.g. `0,5,300`. The first entry is
  * the delay of the first attempt (normally 0). Throws with a readable message on anything else.
  */
@@ -38,10 +46,9 @@ export interface RetryOptions {
 export function nextRetryDelay(schedule: readonly number[], attemptsMade: number, options: RetryOptions = {}): number | null {
   const scheduled = schedule[attemptsMade];
   if (scheduled === undefined) return null;
-  const random = options.random ?? Math.random;
-  const jittered = scheduled * (1 - RETRY_JITTER + 2 * RETRY_JITTER * random());
-  let seconds = jittered;
-  if (options.retryAfterSeconds !== undefined && options.retryAfterSeconds > jittered) {
+  const spread = jittered(scheduled, options.random);
+  let seconds = spread;
+  if (options.retryAfterSeconds !== undefined && options.retryAfterSeconds > spread) {
     seconds = Math.min(options.retryAfterSeconds, 2 * scheduled);
   }
   return Math.round(seconds * 1000);

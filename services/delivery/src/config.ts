@@ -135,7 +135,7 @@ export const configSchema = z.object({
     .default(5)
     .describe("Consecutive failed attempts (no answer, 5xx, 429) that open an endpoint's circuit breaker"),
   DELIVERY_BREAKER_COOL_DOWN_MS: milliseconds(30_000, 3_600_000).describe(
-    "How long an open circuit breaker defers its endpoint's deliveries before one probe; doubled after each failed probe",
+    "How long an open circuit breaker defers its endpoint's deliveries before one probe, spread by up to a fifth either way; doubled after each failed probe",
   ),
   DELIVERY_BREAKER_MAX_COOL_DOWN_MS: milliseconds(600_000, 86_400_000).describe('The longest circuit breaker cool-down'),
   WEBHOOK_FAILING_NOTICE_AFTER_MS: milliseconds(86_400_000, 7_776_000_000).describe(

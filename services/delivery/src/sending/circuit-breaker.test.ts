@@ -2,7 +2,8 @@ import { CircuitBreakers, isEndpointFailure } from './circuit-breaker';
 
 describe('CircuitBreakers', () => {
   let now = 1_000_000;
-  const breakers = () => new CircuitBreakers({ failureThreshold: 3, coolDownMs: 1_000, maxCoolDownMs: 3_000, now: () => now });
+  // random 0.5: each wait is the cool-down itself (no spread either way).
+  const breakers = (random = () => 0.5) => new CircuitBreakers({ failureThreshold: 3, coolDownMs: 1_000, maxCoolDownMs: 3_000, now: () => now, random });
 
   it('opens after the threshold of consecutive failures, half-opens after the cool-down and closes on a success', () => {
     const circuit = breakers();
@@ -32,6 +33,36 @@ describe('CircuitBreakers', () => {
       cooldowns.push(circuit.health(1).retryAt! - now);
     }
     expect(cooldowns).toEqual([2_000, 3_000, 3_000]);
+  });
+
+  it('spreads each wait by up to a fifth of the cool-down either way; the doubling goes on from the cool-down itself', () => {
+    const shortest = breakers(() => 0);
+    for (let i = 0; i < 3; i += 1) shortest.record(1, true);
+    expect(shortest.health(1).retryAt).toBe(now + 800);
+    const longest = breakers(() => 0.999_999);
+    for (let i = 0; i < 3; i += 1) longest.record(1, true);
+    expect(longest.health(1).retryAt).toBe(now + 1_200);
+
+    const cooldowns: number[] = [];
+    for (let probe = 0; probe < 3; probe += 1) {
+      now = shortest.health(1).retryAt!;
+      shortest.record(1, true);
+      cooldowns.push(shortest.health(1).retryAt! - now);
+    }
+    expect(cooldowns).toEqual([1_600, 2_400, 2_400]);
+  });
+
+  it('probes endpoints that failed together at different times', () => {
+    const circuit = new CircuitBreakers({ failureThreshold: 1, coolDownMs: 30_000, maxCoolDownMs: 600_000, now: () => now });
+    for (let webhookId = 1; webhookId <= 50; webhookId += 1) circuit.record(webhookId, true);
+    const waits = circuit.notClosed().map((health) => health.retryAt! - now);
+    expect(waits).toHaveLength(50);
+    for (const wait of waits) {
+      expect(wait).toBeGreaterThanOrEqual(24_000);
+      expect(wait).toBeLessThanOrEqual(36_000);
+    }
+    // 50 draws over 12 s: a wave would be one instant; spread, they cover most of the window.
+    expect(Math.max(...waits) - Math.min(...waits)).toBeGreaterThan(6_000);
   });
 
   it('forgets an endpoint whose failures are followed by a success', () => {

@@ -1,4 +1,5 @@
 import type { WebhookResponse } from '@worklane/webhooks';
+import { jittered } from '@worklane/webhooks/retry-schedule';
 
 /**
  * closed: attempts flow. open: the endpoint failed too often; its deliveries wait (deferred in the
@@ -15,6 +16,12 @@ export interface CircuitBreakerOptions {
   /** The longest cool-down. */
   maxCoolDownMs: number;
   now?: () => number;
+  /**
+   * A number in [0, 1); Math.random by default. Each wait is the cool-down spread by RETRY_JITTER
+   * either way, so endpoints that failed together (one team's, behind one outage) are probed at
+   * different times rather than in one wave of connections.
+   */
+  random?: () => number;
 }
 
 /** What other code (an endpoint health API, the sender) may know about one endpoint. */
@@ -115,7 +122,7 @@ export class CircuitBreakers {
     if (!force && endpoint.failures < this.options.failureThreshold) return undefined;
     endpoint.state = 'open';
     endpoint.openedAt = now;
-    endpoint.retryAt = now + endpoint.coolDownMs;
+    endpoint.retryAt = now + Math.round(jittered(endpoint.coolDownMs, this.options.random));
     return 'opened';
   }
 

@@ -62,7 +62,7 @@ describe('lists paged always', () => {
     expect(first.body.data).toEqual([{ id: 9 }, { id: 7 }]);
     expect(first.body.next_cursor).toBe(encodeCursor(THINGS, 7));
     expect(first.headers.link).toBe(`</api/v1/teams/1/things?sort=x&limit=2&cursor=${first.body.next_cursor}>; rel="next"`);
-    const link = /<([^>]*)>/.exec(first.headers.link)![1]!;
+    const link = /<([^>]*)>/.exec(first.headers.link!)![1]!;
     const second = await request(app('always')).get(link);
     expect(second.body).toEqual({ data: [{ id: 5 }, { id: 3 }], next_cursor: encodeCursor(THINGS, 3) });
     const last = await request(app('always')).get(`/api/v1/teams/1/things?limit=3&cursor=${second.body.next_cursor}`);

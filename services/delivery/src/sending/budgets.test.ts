@@ -31,7 +31,8 @@ describe('SendingBudgets', () => {
   it('blocks an endpoint with an open breaker and lets one probe through when it is half-open', () => {
     let now = 0;
     const budgets = new SendingBudgets(limits);
-    const breakers = new CircuitBreakers({ failureThreshold: 1, coolDownMs: 1_000, maxCoolDownMs: 1_000, now: () => now });
+    // random 0.5: the wait is the cool-down itself, so it is over at 1,000 ms.
+    const breakers = new CircuitBreakers({ failureThreshold: 1, coolDownMs: 1_000, maxCoolDownMs: 1_000, now: () => now, random: () => 0.5 });
     breakers.record(30, true);
     expect(budgets.claimBudget(100, breakers).blockedWebhooks).toEqual([30]);
     now = 1_000;
@@ -66,7 +67,8 @@ describe('SendingBudgets', () => {
     it('is refused to an endpoint at its budget, when every slot is taken, and to an endpoint whose breaker is not closed', () => {
       let now = 0;
       const budgets = new SendingBudgets({ total: 3, perTeam: 3, perWebhook: 2 });
-      const breakers = new CircuitBreakers({ failureThreshold: 1, coolDownMs: 1_000, maxCoolDownMs: 1_000, now: () => now });
+      // random 0.5: the wait is the cool-down itself, so it is over at 1,000 ms.
+      const breakers = new CircuitBreakers({ failureThreshold: 1, coolDownMs: 1_000, maxCoolDownMs: 1_000, now: () => now, random: () => 0.5 });
       budgets.take(1, 10);
       budgets.take(1, 10);
       expect(budgets.takeIfRoom(1, 10, breakers)).toBeUndefined();

@@ -46,9 +46,8 @@ export interface RetryOptions {
 export function nextRetryDelay(schedule: readonly number[], attemptsMade: number, options: RetryOptions = {}): number | null {
   const scheduled = schedule[attemptsMade];
   if (scheduled === undefined) return null;
-  const spread = jittered(scheduled, options.random);
-  let seconds = spread;
-  if (options.retryAfterSeconds !== undefined && options.retryAfterSeconds > spread) {
+  let seconds = jittered(scheduled, options.random);
+  if (options.retryAfterSeconds !== undefined && options.retryAfterSeconds > seconds) {
     seconds = Math.min(options.retryAfterSeconds, 2 * scheduled);
   }
   return Math.round(seconds * 1000);

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { timestamp, withTransaction, type InSameTransaction, type Pool, type PoolClient, type Queryable } from '@worklane/db';
+import { boundedPageQuery, timestamp, withTransaction, type InSameTransaction, type Pool, type PoolClient, type Queryable } from '@worklane/db';
 import { ISSUE_EVENT_SUBJECTS, type IssueEventName } from '@worklane/messaging/event-subjects';
 import { captureTraceContext } from '@worklane/messaging/trace-context';
 import { diffIssue, EDITABLE_FIELDS, newIssueValues, type CreateIssueInput, type Issue, type IssueChanges, type UpdateIssueInput } from '../domain/issue';
@@ -58,6 +58,9 @@ const ISSUE_COLUMNS = [
 ].join(', ');
 
 const SCOPE = 'team_id = $1 AND organization_id = $2 AND project_id = $3';
+
+/** The octets of an issue's text: less than its JSON, so a page read by them misses no issue that fits. */
+const ISSUE_TEXT_BYTES = 'octet_length(title) + coalesce(octet_length(description), 0) + coalesce(octet_length(url), 0)';
 
 /** ISSUE_UPDATE_OPTIMISTIC_ATTEMPTS's default. */
 const DEFAULT_OPTIMISTIC_UPDATE_ATTEMPTS = 3;
@@ -146,15 +149,21 @@ export class IssueStore {
     this.optimisticUpdateAttempts = options.optimisticUpdateAttempts ?? DEFAULT_OPTIMISTIC_UPDATE_ATTEMPTS;
   }
 
-  /** Newest first: at most `take` issues, before id `beforeId` when given. */
-  async list(scope: ProjectScope, page: { take: number; beforeId?: number | undefined }): Promise<Issue[]> {
-    const { rows } = await this.pool.query<Issue>(`SELECT ${ISSUE_COLUMNS} FROM issues WHERE ${SCOPE} AND ($4::bigint IS NULL OR id < $4) ORDER BY id DESC LIMIT $5`, [
-      scope.teamId,
-      scope.organizationId,
-      scope.projectId,
-      page.beforeId ?? null,
-      page.take,
-    ]);
+  /**
+   * Newest first: at most `take` issues, before id `beforeId` when given; with `maxBytes`, only as
+   * many as may fit in a page of that many bytes, and the one after them (boundedPageQuery).
+   */
+  async list(scope: ProjectScope, page: { take: number; beforeId?: number | undefined; maxBytes?: number | undefined }): Promise<Issue[]> {
+    const query = boundedPageQuery({
+      columns: ISSUE_COLUMNS,
+      table: 'issues',
+      where: `${SCOPE} AND ($4::bigint IS NULL OR id < $4)`,
+      orderBy: 'id DESC',
+      limit: '$5',
+      rowBytes: ISSUE_TEXT_BYTES,
+      maxBytes: '$6',
+    });
+    const { rows } = await this.pool.query<Issue>(query, [scope.teamId, scope.organizationId, scope.projectId, page.beforeId ?? null, page.take, page.maxBytes ?? null]);
     return rows;
   }
 

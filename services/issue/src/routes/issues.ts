@@ -59,7 +59,7 @@ export function issueRoutes(router: Router, deps: IssueRouteDeps): void {
     get: async (req, res) => {
       const page = readPage(req, ISSUE_LIST, pageLimits, 'always')!;
       const { scope } = await projectOf(req);
-      const rows = await deps.issues.list(scope, { take: rowsToFetch(page), beforeId: page.after });
+      const rows = await deps.issues.list(scope, { take: rowsToFetch(page), beforeId: page.after, maxBytes: page.maxBytes });
       sendPage(req, res, ISSUE_LIST, page, rows, (issue) => issue.id);
     },
     post: async (req, res) => {

@@ -1,4 +1,4 @@
-import { claimTeamQuota, isUniqueViolation, timestamp, withTransaction, type InSameTransaction, type Pool, type PoolClient, type Queryable } from '@worklane/db';
+import { boundedPageQuery, claimTeamQuota, isUniqueViolation, timestamp, withTransaction, type InSameTransaction, type Pool, type PoolClient, type Queryable } from '@worklane/db';
 import { MAX_SLUG_LENGTH, slugCandidatePrefix, slugify } from '../domain/slug';
 
 /** ProjectResource: exactly the fields the README's Project resource lists. */
@@ -32,6 +32,9 @@ export type OnSlugConflict = () => void;
 const SLUG_CONSTRAINT = 'projects_organization_id_slug_key';
 /** Attempts before giving up on a slug race; from the second one on, slug allocation is serialised. */
 const MAX_ATTEMPTS = 8;
+
+/** The octets of a project's text: less than its JSON, so a page read by them misses no project that fits. */
+const PROJECT_TEXT_BYTES = 'octet_length(name) + octet_length(slug) + coalesce(octet_length(description), 0) + coalesce(octet_length(github_repository), 0)';
 
 const columns = (alias: string) =>
   [
@@ -102,18 +105,32 @@ async function retryingSlugRaces<T>(attempt: (serialised: boolean) => Promise<T>
 
 /**
  * The organization's projects in creation order, after id `afterId` when given, at most `take`
- * of them (all when `take` is undefined: a set the per-team quota bounds). Undefined when the
- * organization is not in the team. The cursor sits in the join, so an organization past its last
- * project still yields its one row with no project, telling "empty" from "not yours".
+ * of them (all when `take` is undefined: a set the per-team quota bounds); with `maxBytes`, only
+ * as many as may fit in a page of that many bytes, and the one after them (boundedPageQuery).
+ * Undefined when the organization is not in the team. The page is joined to the organization, so
+ * an organization past its last project still yields its one row with no project, telling "empty"
+ * from "not yours".
  */
-export async function listProjects(db: Queryable, scope: ProjectScope, page: { take?: number | undefined; afterId?: number | undefined } = {}): Promise<Project[] | undefined> {
+export async function listProjects(
+  db: Queryable,
+  scope: ProjectScope,
+  page: { take?: number | undefined; afterId?: number | undefined; maxBytes?: number | undefined } = {},
+): Promise<Project[] | undefined> {
+  const projects = boundedPageQuery({
+    columns: '*',
+    table: 'projects',
+    where: 'organization_id = o.id AND id > $3',
+    orderBy: 'id',
+    limit: '$4',
+    rowBytes: PROJECT_TEXT_BYTES,
+    maxBytes: '$5',
+  });
   const { rows } = await db.query<Project>(
     `SELECT ${columns('p')}
-       FROM organizations o LEFT JOIN projects p ON p.organization_id = o.id AND p.id > $3
+       FROM organizations o LEFT JOIN LATERAL (${projects}) p ON true
       WHERE o.id = $1 AND o.team_id = $2
-      ORDER BY p.id
-      LIMIT $4`,
-    [scope.organizationId, scope.teamId, page.afterId ?? 0, page.take ?? null],
+      ORDER BY p.id`,
+    [scope.organizationId, scope.teamId, page.afterId ?? 0, page.take ?? null, page.maxBytes ?? null],
   );
   if (rows.length === 0) return undefined;
   return rows.filter((row) => row.id !== null);

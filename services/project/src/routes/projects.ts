@@ -47,7 +47,7 @@ export function projectRoutes(router: Router, deps: ProjectRouteDeps): void {
         if (!found) throw notFound();
         return;
       }
-      const projects = await listProjects(pool, scope, { take: rowsToFetch(page), afterId: page.after });
+      const projects = await listProjects(pool, scope, { take: rowsToFetch(page), afterId: page.after, maxBytes: page.maxBytes });
       if (!projects) throw notFound();
       sendPage(req, res, PROJECT_LIST, page, projects, (project) => project.id);
     },

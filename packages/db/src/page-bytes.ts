@@ -5,7 +5,7 @@
  * to send a few, so a page query reads only the rows that may fit, and one more to tell whether
  * another page follows.
  *
- * `bytes_before` of a row is the running total of `rowBytes` over the rows before it but the one
+ * `page_bytes_before` of a row is the running total of `rowBytes` over the rows before it but the one
  * just before; a row is read while it is below `maxBytes`. That keeps every row whose predecessors
  * together are below the budget, and the first row after them. `rowBytes` (the octets of the
  * row's text columns) must never exceed the row's serialised size, so that no row that fits is

@@ -15,6 +15,7 @@ import {
 import { streamSettingsSchema, webhookChangesSettingsSchema } from '@worklane/messaging/stream-limits';
 import { DEFAULT_RETRY_SCHEDULE, parseRetrySchedule } from '@worklane/webhooks/retry-schedule';
 import { receiverAddressSettings } from '@worklane/webhooks/settings';
+import { DEFAULT_DEFER_BATCH_SIZE } from './sending/circuit-breaker';
 import { DEFAULT_LAUNCHES_PER_TURN } from './sending/launch-turns';
 
 const milliseconds = (defaultMs: number, max: number) => z.coerce.number().int().min(1).max(max).default(defaultMs);
@@ -138,6 +139,15 @@ export const configSchema = z.object({
     "How long an open circuit breaker defers its endpoint's deliveries before one probe, spread by up to a fifth either way; doubled after each failed probe",
   ),
   DELIVERY_BREAKER_MAX_COOL_DOWN_MS: milliseconds(600_000, 86_400_000).describe('The longest circuit breaker cool-down'),
+  DELIVERY_DEFER_BATCH_SIZE: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(100_000)
+    .default(DEFAULT_DEFER_BATCH_SIZE)
+    .describe(
+      "Deliveries of circuit-broken endpoints moved to their probe time by one statement at most; more wait for the next statement, after a rest as long as the last one took, so an endpoint's large backlog never keeps the database writing for every team's statements",
+    ),
   WEBHOOK_FAILING_NOTICE_AFTER_MS: milliseconds(86_400_000, 7_776_000_000).describe(
     'How long every attempt to a webhook must have failed (since the first failure after a success) before webhook.failing is sent to the webhooks of its team that opted in; once per streak of failures',
   ),

@@ -108,6 +108,7 @@ the client's before it. Trusting exactly those hops ignores whatever the client 
 {{- $_ := set $data "DELIVERY_BREAKER_FAILURES" (printf "%d" (int64 $delivery.breakerFailures)) -}}
 {{- $_ := set $data "DELIVERY_BREAKER_COOL_DOWN_MS" (printf "%d" (int64 $delivery.breakerCoolDownMs)) -}}
 {{- $_ := set $data "DELIVERY_BREAKER_MAX_COOL_DOWN_MS" (printf "%d" (int64 $delivery.breakerMaxCoolDownMs)) -}}
+{{- $_ := set $data "DELIVERY_DEFER_BATCH_SIZE" (printf "%d" (int64 $delivery.deferBatchSize)) -}}
 {{- $_ := set $data "DELIVERY_DNS_TIMEOUT_MS" (printf "%d" (int64 $delivery.dnsTimeoutMs)) -}}
 {{- $_ := set $data "DELIVERY_DNS_MAX_TTL_MS" (printf "%d" (int64 $delivery.dnsMaxTtlMs)) -}}
 {{- $_ := set $data "DELIVERY_DNS_NEGATIVE_TTL_MS" (printf "%d" (int64 $delivery.dnsNegativeTtlMs)) -}}

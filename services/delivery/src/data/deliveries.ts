@@ -538,21 +538,37 @@ export class DeliveryStore {
   }
 
   /**
-   * Moves the pending deliveries of endpoints whose breaker is open to when their breaker lets a
-   * probe through, so the log shows when each will really be tried (no attempt is counted) and the
-   * claim query does not read them meanwhile. Deliveries being attempted right now are left alone.
-   * Sending times a rate limit gave them are forgotten: they are paced again once due.
-   * Resolves to how many moved.
+   * Moves at most `limit` pending deliveries of endpoints whose breaker is open to when their
+   * breaker lets a probe through, each endpoint's soonest due first, so the log shows when each will really be
+   * tried (no attempt is counted) and the claim query does not read them meanwhile. Deliveries
+   * being attempted right now, or locked by a claim, are left alone. Sending times a rate limit
+   * gave them are forgotten: they are paced again once due. Resolves to how many moved: fewer than
+   * `limit` when nothing more was left to move.
+   *
+   * Bounded because an endpoint that failed for a while may have thousands of deliveries waiting:
+   * one statement for all of them would keep the database writing for a long moment, and every
+   * team's commits with it (Sender.deferOpenEndpoints paces the batches).
    */
-  async deferUntil(endpoints: { webhookId: number; untilMs: number }[]): Promise<number> {
-    if (endpoints.length === 0) return 0;
+  async deferUntil(endpoints: { webhookId: number; untilMs: number }[], limit: number): Promise<number> {
+    if (endpoints.length === 0 || limit <= 0) return 0;
     const { rowCount } = await this.pool.query({
       name: 'deliveries-defer-endpoints',
-      text: `UPDATE deliveries AS d SET next_attempt_at = to_timestamp(e.until_ms / 1000), rate_paced = false
-       FROM unnest($1::bigint[], $2::float8[]) AS e (webhook_id, until_ms)
-       WHERE d.webhook_id = e.webhook_id AND d.status = 'pending' AND d.next_attempt_at < to_timestamp(e.until_ms / 1000)
-         AND (d.lease_token IS NULL OR d.next_attempt_at <= now())`,
-      values: [endpoints.map((endpoint) => endpoint.webhookId), endpoints.map((endpoint) => endpoint.untilMs)],
+      text: `WITH batch AS (
+         SELECT b.id, e.until_ms
+         FROM unnest($1::bigint[], $2::float8[]) AS e (webhook_id, until_ms) CROSS JOIN LATERAL (
+           SELECT d.id FROM deliveries AS d
+           WHERE d.webhook_id = e.webhook_id AND d.status = 'pending' AND d.next_attempt_at IS NOT NULL
+             AND d.next_attempt_at < to_timestamp(e.until_ms / 1000)
+             AND (d.lease_token IS NULL OR d.next_attempt_at <= now())
+           ORDER BY d.next_attempt_at
+           LIMIT $3
+           FOR UPDATE OF d SKIP LOCKED
+         ) AS b
+         LIMIT $3
+       )
+       UPDATE deliveries AS d SET next_attempt_at = to_timestamp(batch.until_ms / 1000), rate_paced = false
+       FROM batch WHERE d.id = batch.id`,
+      values: [endpoints.map((endpoint) => endpoint.webhookId), endpoints.map((endpoint) => endpoint.untilMs), limit],
     });
     return rowCount ?? 0;
   }

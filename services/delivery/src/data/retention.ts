@@ -1,4 +1,4 @@
-import type { Pool } from '@worklane/db';
+import { untilShortBatch, type Pool } from '@worklane/db';
 import { BackgroundWorker, type Logger, type Registry } from '@worklane/observability';
 
 /** Rows removed by one batch. */
@@ -74,14 +74,15 @@ export class DeliveryRetention {
   async removeExpired(): Promise<Removed> {
     const { pool, retentionMs, batchSize, onRemoved } = this.options;
     const total: Removed = { deliveries: 0, attempts: 0 };
-    for (;;) {
+    const batch = async () => {
       const removed = await deleteExpiredBatch(pool, retentionMs, batchSize);
       total.deliveries += removed.deliveries;
       total.attempts += removed.attempts;
       if (removed.deliveries > 0) onRemoved?.(removed);
-      // A short batch means nothing expired is left (or what is left is another replica's batch).
-      if (removed.deliveries < batchSize || this.stopped) return total;
-    }
+      return removed.deliveries;
+    };
+    await untilShortBatch(batch, batchSize, { keepGoing: () => !this.stopped });
+    return total;
   }
 
   private async pass(): Promise<'idle'> {

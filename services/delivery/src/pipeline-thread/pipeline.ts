@@ -133,6 +133,7 @@ export async function runPipeline({ config, logger, tracing, channel }: { config
       coolDownMs: config.DELIVERY_BREAKER_COOL_DOWN_MS,
       maxCoolDownMs: config.DELIVERY_BREAKER_MAX_COOL_DOWN_MS,
     },
+    deferBatchSize: config.DELIVERY_DEFER_BATCH_SIZE,
     pollIntervalMs: config.DELIVERY_POLL_INTERVAL_MS,
     registry: registry,
     leaseMs: config.DELIVERY_LEASE_MS ?? config.DELIVERY_DNS_TIMEOUT_MS + config.WEBHOOK_TIMEOUT_MS + 15_000,

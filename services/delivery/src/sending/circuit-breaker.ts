@@ -8,6 +8,12 @@ import { jittered } from '@worklane/webhooks/retry-schedule';
  */
 export type CircuitState = 'closed' | 'open' | 'half_open';
 
+/**
+ * DELIVERY_DEFER_BATCH_SIZE's default: deliveries of open endpoints moved to their probe time by
+ * one statement at most (DeliverySender.deferOpenEndpoints).
+ */
+export const DEFAULT_DEFER_BATCH_SIZE = 500;
+
 export interface CircuitBreakerOptions {
   /** Consecutive failed attempts that open the breaker. */
   failureThreshold: number;

@@ -1,3 +1,4 @@
+import { untilShortBatch } from '@worklane/db';
 import { SpanKind, inSpan, restoreTraceContext } from '@worklane/messaging';
 import { BackgroundWorker, type Logger, type PassResult, type Registry } from '@worklane/observability';
 import {
@@ -19,7 +20,7 @@ import { decide } from '../domain/outcome';
 import type { HealthObserver } from '../health/health-recorder';
 import { attemptResult, type DeliveryMetrics } from '../metrics';
 import { SendingBudgets } from './budgets';
-import { CircuitBreakers, isEndpointFailure, type CircuitBreakerOptions, type EndpointHealth } from './circuit-breaker';
+import { CircuitBreakers, DEFAULT_DEFER_BATCH_SIZE, isEndpointFailure, type CircuitBreakerOptions, type EndpointHealth } from './circuit-breaker';
 import { recordedHeaders, type ExchangeLimits } from './exchange';
 import { DEFAULT_LAUNCHES_PER_TURN, LaunchTurns } from './launch-turns';
 import type { EndpointRateLimits } from './rate-limits';
@@ -62,6 +63,11 @@ export interface SenderOptions {
    * teams in turn, and whatever else the replica has to do goes in between.
    */
   launchesPerTurn?: number;
+  /**
+   * Deliveries of circuit-broken endpoints moved to their probe time by one statement at most
+   * (DELIVERY_DEFER_BATCH_SIZE; DEFAULT_DEFER_BATCH_SIZE when not given).
+   */
+  deferBatchSize?: number;
 }
 
 /** Deliveries claimed per query; more are claimed as soon as attempts finish. */
@@ -261,7 +267,11 @@ export class DeliverySender {
   /**
    * Moves the deliveries of endpoints whose breaker is open to when it lets its probe go: at once
    * for a breaker that just opened, and again every poll interval for the deliveries that arrived
-   * meanwhile. One statement for every such endpoint, never one per delivery.
+   * meanwhile. One statement for every such endpoint, never one per delivery, of at most
+   * DELIVERY_DEFER_BATCH_SIZE deliveries: an endpoint that failed for a while may have thousands
+   * waiting, and when its breaker opens they are moved batch after batch, each followed by a rest
+   * as long as the statement took, so the deferral keeps the database busy half the time at most
+   * and every team's statements go in between.
    */
   private async deferOpenEndpoints(): Promise<void> {
     const now = Date.now();
@@ -274,9 +284,17 @@ export class DeliverySender {
       for (const health of this.breakers.notClosed()) if (health.state === 'open' && health.retryAt !== null) endpoints.set(health.webhookId, health.retryAt);
     }
     if (endpoints.size === 0) return;
-    try {
-      const moved = await this.options.store.deferUntil([...endpoints].map(([webhookId, untilMs]) => ({ webhookId, untilMs })));
+    let targets = [...endpoints].map(([webhookId, untilMs]) => ({ webhookId, untilMs }));
+    const batchSize = this.options.deferBatchSize ?? DEFAULT_DEFER_BATCH_SIZE;
+    const batch = async () => {
+      const moved = await this.options.store.deferUntil(targets, batchSize);
       if (moved > 0) this.options.metrics.deferred.inc(moved);
+      // A breaker that let its probe go meanwhile needs nothing more moved.
+      targets = targets.filter((target) => this.breakers.state(target.webhookId) === 'open');
+      return moved;
+    };
+    try {
+      await untilShortBatch(batch, batchSize, { restRatio: 1, keepGoing: () => this.running && targets.length > 0 });
     } catch (error) {
       this.options.logger.warn({ err: error }, 'deferring the deliveries of circuit-broken endpoints failed');
     }

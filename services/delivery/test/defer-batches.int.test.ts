@@ -1,10 +1,10 @@
 // Deferring the deliveries of circuit-broken endpoints on a real PostgreSQL: one statement moves a
 // bounded batch, each endpoint's soonest due first, and leaves deliveries in flight alone, so an
 // endpoint with a large backlog is deferred over several short statements instead of one long one.
-import { randomUUID } from 'node:crypto';
 import type { Pool } from '@worklane/db';
 import { createServiceDatabase, type ServiceDatabase } from '@worklane/testing';
-import { DeliveryStore, type EventFanOut } from '../src/data/deliveries';
+import { DeliveryStore } from '../src/data/deliveries';
+import { issueFanOuts } from './support/issue-events';
 
 jest.setTimeout(60_000);
 
@@ -26,18 +26,8 @@ let nextIssue = 1;
 
 /** `count` events of distinct issues, each to `webhookIds`, due at once, one second apart from 10 minutes ago. */
 async function backlog(webhookIds: number[], count: number): Promise<void> {
-  const events: EventFanOut[] = Array.from({ length: count }, () => {
-    const issueId = nextIssue++;
-    return {
-      event: { id: randomUUID(), event: 'issue.created', created_at: '2026-11-25T10:00:00.000000Z', team_id: TEAM, issue_id: issueId },
-      body: Buffer.from(JSON.stringify({ issue: issueId })),
-      traceContext: {},
-      webhookIds,
-      firstDelayMs: 0,
-      streamSequence: issueId,
-    };
-  });
-  await store.createForEvents(events);
+  await store.createForEvents(issueFanOuts(TEAM, webhookIds, count, nextIssue));
+  nextIssue += count;
   // Distinct due times, so "soonest first" can be checked.
   await pool.query(
     `UPDATE deliveries SET next_attempt_at = now() - interval '10 minutes' + make_interval(secs => issue_id) WHERE webhook_id = ANY($1::bigint[]) AND status = 'pending'`,

@@ -1,10 +1,10 @@
 // A backlog on a real PostgreSQL: the per-issue order check, which runs for every delivery a claim,
 // a fan-out or a recorded attempt touches, must stay an index probe whatever the table's
 // statistics say.
-import { randomUUID } from 'node:crypto';
 import type { Pool } from '@worklane/db';
 import { createServiceDatabase, type ServiceDatabase } from '@worklane/testing';
-import { DeliveryStore, type EventFanOut } from '../src/data/deliveries';
+import { DeliveryStore } from '../src/data/deliveries';
+import { issueFanOuts } from './support/issue-events';
 
 jest.setTimeout(60_000);
 
@@ -27,18 +27,8 @@ let nextIssue = 1;
 
 /** `count` events of distinct issues of `teamId`, each to `webhookIds`, due now. */
 async function backlog(teamId: number, webhookIds: number[], count: number): Promise<void> {
-  const events: EventFanOut[] = Array.from({ length: count }, () => {
-    const issueId = nextIssue++;
-    return {
-      event: { id: randomUUID(), event: 'issue.created', created_at: '2026-11-24T10:00:00.000000Z', team_id: teamId, issue_id: issueId },
-      body: Buffer.from(JSON.stringify({ issue: issueId })),
-      traceContext: {},
-      webhookIds,
-      firstDelayMs: 0,
-      streamSequence: issueId,
-    };
-  });
-  await store.createForEvents(events);
+  await store.createForEvents(issueFanOuts(teamId, webhookIds, count, nextIssue));
+  nextIssue += count;
 }
 
 /** Every delivery so far finished, so the next test starts from nothing due. */

@@ -146,7 +146,7 @@ export const configSchema = z.object({
     .max(100_000)
     .default(DEFAULT_DEFER_BATCH_SIZE)
     .describe(
-      "Deliveries of circuit-broken endpoints moved to their probe time by one statement at most; more wait for the next statement, after a rest as long as the last one took, so an endpoint's large backlog never keeps the database writing for every team's statements",
+      "Deliveries of circuit-broken endpoints moved to their probe time by one statement at most; more wait for the next statement, after a rest as long as the last one took, so an endpoint's large backlog is never one long write that every team's statements wait behind",
     ),
   WEBHOOK_FAILING_NOTICE_AFTER_MS: milliseconds(86_400_000, 7_776_000_000).describe(
     'How long every attempt to a webhook must have failed (since the first failure after a success) before webhook.failing is sent to the webhooks of its team that opted in; once per streak of failures',

@@ -539,15 +539,15 @@ export class DeliveryStore {
 
   /**
    * Moves at most `limit` pending deliveries of endpoints whose breaker is open to when their
-   * breaker lets a probe through, each endpoint's soonest due first, so the log shows when each will really be
-   * tried (no attempt is counted) and the claim query does not read them meanwhile. Deliveries
-   * being attempted right now, or locked by a claim, are left alone. Sending times a rate limit
-   * gave them are forgotten: they are paced again once due. Resolves to how many moved: fewer than
-   * `limit` when nothing more was left to move.
+   * breaker lets a probe through, each endpoint's soonest due first, so the log shows when each
+   * will really be tried (no attempt is counted) and the claim query does not read them meanwhile.
+   * Deliveries being attempted right now, or locked by a claim, are left alone. Sending times a
+   * rate limit gave them are forgotten: they are paced again once due. Resolves to how many moved:
+   * fewer than `limit` when nothing more was left to move.
    *
    * Bounded because an endpoint that failed for a while may have thousands of deliveries waiting:
    * one statement for all of them would keep the database writing for a long moment, and every
-   * team's commits with it (Sender.deferOpenEndpoints paces the batches).
+   * team's commits with it (DeliverySender.deferOpenEndpoints paces the batches).
    */
   async deferUntil(endpoints: { webhookId: number; untilMs: number }[], limit: number): Promise<number> {
     if (endpoints.length === 0 || limit <= 0) return 0;

@@ -327,7 +327,7 @@ export class TokenAuthenticator {
       }
       this.renewalOutcomes.renewed += 1;
       entry.expiresAt = Math.max(entry.expiresAt, sentAt + this.ttlMs);
-      entry.refreshAt = sentAt + this.ttlMs * (REFRESH_FROM + REFRESH_SPREAD * Math.random());
+      entry.refreshAt = this.refreshPoint(sentAt);
     }
   }
 
@@ -354,7 +354,7 @@ export class TokenAuthenticator {
         const current = sentAt >= this.followingSince && (changed === undefined || changed < sentAt) && now - sentAt <= this.deadlineMs;
         // This use is reported with the feed's next call, as the call asked (caller_reports_use).
         this.used.add(result.identity.tokenId);
-        const refreshAt = sentAt + this.ttlMs * (REFRESH_FROM + REFRESH_SPREAD * Math.random());
+        const refreshAt = this.refreshPoint(sentAt);
         if (current) this.remember(key, { result, expiresAt: sentAt + this.ttlMs, leased: false, reportedAt: now, refreshAt });
         // A request that joined after the call was sent may take it only if the feed vouches for it now.
         return { result, sentAt, shareUntil: current && now < this.trustedUntil ? Infinity : sentAt };
@@ -365,6 +365,11 @@ export class TokenAuthenticator {
     });
     this.inFlight.set(key, call);
     return call;
+  }
+
+  /** When an acceptance checked at `checkedAt` is next checked in the background: a point drawn between 75% and 90% of the TTL. */
+  private refreshPoint(checkedAt: number): number {
+    return checkedAt + this.ttlMs * (REFRESH_FROM + REFRESH_SPREAD * Math.random());
   }
 
   private remember(key: string, entry: Entry): void {

@@ -1,5 +1,5 @@
 import type { OperationalEvent, WebhookEvent } from '@worklane/api-contract';
-import { claimTeamQuota, timestamp, withTransaction, type InSameTransaction, type Pool, type PoolClient, type Queryable } from '@worklane/db';
+import { claimTeamQuota, timestamp, untilShortBatch, withTransaction, type InSameTransaction, type Pool, type PoolClient, type Queryable } from '@worklane/db';
 import type { SealedKind } from '../domain/secrets';
 
 export interface WebhookFilters {
@@ -341,7 +341,7 @@ async function resealColumn(
 ): Promise<void> {
   // Walking by id guarantees an end even when some rows cannot be resealed.
   let after = 0;
-  for (;;) {
+  const resealBatch = async () => {
     const batch = await withTransaction(pool, async (client: PoolClient) => {
       const { rows } = await client.query<{ id: number; webhook_id: number; team_id: number; sealed: string }>(column.select, [previousKeyIds, batchSize, after]);
       for (const row of rows) {
@@ -355,9 +355,10 @@ async function resealColumn(
       }
       return rows;
     });
-    if (batch.length < batchSize) return;
-    after = batch[batch.length - 1]!.id;
-  }
+    if (batch.length > 0) after = batch[batch.length - 1]!.id;
+    return batch.length;
+  };
+  await untilShortBatch(resealBatch, batchSize);
 }
 
 /**

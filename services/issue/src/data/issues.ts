@@ -62,6 +62,17 @@ const SCOPE = 'team_id = $1 AND organization_id = $2 AND project_id = $3';
 /** The octets of an issue's text: less than its JSON, so a page read by them misses no issue that fits. */
 const ISSUE_TEXT_BYTES = 'octet_length(title) + coalesce(octet_length(description), 0) + coalesce(octet_length(url), 0)';
 
+/** A page of a project's issues, newest first: $4 the cursor, $5 the row bound, $6 the byte budget. */
+const ISSUE_PAGE = boundedPageQuery({
+  columns: ISSUE_COLUMNS,
+  table: 'issues',
+  where: `${SCOPE} AND ($4::bigint IS NULL OR id < $4)`,
+  orderBy: 'id DESC',
+  limit: '$5',
+  rowBytes: ISSUE_TEXT_BYTES,
+  maxBytes: '$6',
+});
+
 /** ISSUE_UPDATE_OPTIMISTIC_ATTEMPTS's default. */
 const DEFAULT_OPTIMISTIC_UPDATE_ATTEMPTS = 3;
 
@@ -154,16 +165,7 @@ export class IssueStore {
    * many as may fit in a page of that many bytes, and the one after them (boundedPageQuery).
    */
   async list(scope: ProjectScope, page: { take: number; beforeId?: number | undefined; maxBytes?: number | undefined }): Promise<Issue[]> {
-    const query = boundedPageQuery({
-      columns: ISSUE_COLUMNS,
-      table: 'issues',
-      where: `${SCOPE} AND ($4::bigint IS NULL OR id < $4)`,
-      orderBy: 'id DESC',
-      limit: '$5',
-      rowBytes: ISSUE_TEXT_BYTES,
-      maxBytes: '$6',
-    });
-    const { rows } = await this.pool.query<Issue>(query, [scope.teamId, scope.organizationId, scope.projectId, page.beforeId ?? null, page.take, page.maxBytes ?? null]);
+    const { rows } = await this.pool.query<Issue>(ISSUE_PAGE, [scope.teamId, scope.organizationId, scope.projectId, page.beforeId ?? null, page.take, page.maxBytes ?? null]);
     return rows;
   }
 

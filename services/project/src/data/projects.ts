@@ -104,6 +104,23 @@ async function retryingSlugRaces<T>(attempt: (serialised: boolean) => Promise<T>
 }
 
 /**
+ * The organization's page of projects, joined to the organization: $1 the organization, $2 the
+ * team, $3 the cursor, $4 the row bound (NULL: all), $5 the byte budget (NULL: none).
+ */
+const PROJECT_PAGE = `SELECT ${columns('p')}
+     FROM organizations o LEFT JOIN LATERAL (${boundedPageQuery({
+       columns: '*',
+       table: 'projects',
+       where: 'organization_id = o.id AND id > $3',
+       orderBy: 'id',
+       limit: '$4',
+       rowBytes: PROJECT_TEXT_BYTES,
+       maxBytes: '$5',
+     })}) p ON true
+    WHERE o.id = $1 AND o.team_id = $2
+    ORDER BY p.id`;
+
+/**
  * The organization's projects in creation order, after id `afterId` when given, at most `take`
  * of them (all when `take` is undefined: a set the per-team quota bounds); with `maxBytes`, only
  * as many as may fit in a page of that many bytes, and the one after them (boundedPageQuery).
@@ -116,22 +133,7 @@ export async function listProjects(
   scope: ProjectScope,
   page: { take?: number | undefined; afterId?: number | undefined; maxBytes?: number | undefined } = {},
 ): Promise<Project[] | undefined> {
-  const projects = boundedPageQuery({
-    columns: '*',
-    table: 'projects',
-    where: 'organization_id = o.id AND id > $3',
-    orderBy: 'id',
-    limit: '$4',
-    rowBytes: PROJECT_TEXT_BYTES,
-    maxBytes: '$5',
-  });
-  const { rows } = await db.query<Project>(
-    `SELECT ${columns('p')}
-       FROM organizations o LEFT JOIN LATERAL (${projects}) p ON true
-      WHERE o.id = $1 AND o.team_id = $2
-      ORDER BY p.id`,
-    [scope.organizationId, scope.teamId, page.afterId ?? 0, page.take ?? null, page.maxBytes ?? null],
-  );
+  const { rows } = await db.query<Project>(PROJECT_PAGE, [scope.organizationId, scope.teamId, page.afterId ?? 0, page.take ?? null, page.maxBytes ?? null]);
   if (rows.length === 0) return undefined;
   return rows.filter((row) => row.id !== null);
 }

@@ -231,18 +231,25 @@ export const START_ORDER: readonly ServiceName[] = Object.freeze(startOrder());
 
 /**
  * The stages in which `items` (services, or handles on them named by `nameOf`) stop, one stage
- * after the other and the items of a stage side by side: the public services first (gateway,
- * console), which take the clients' requests and call the others; then every other one; the first
- * of the start order (token, which everyone authenticates through) last. So no service drains
- * while a service it calls is already gone. Empty stages are left out.
+ * after the other and the items of a stage side by side: each service in a stage after every
+ * service among `items` that calls it. So the gateway goes first, the token service (which every
+ * caller of the API needs) last, and no service drains (its last requests, a fan-out in flight)
+ * while a service it calls is already gone. Two handles on one service stop in the same stage;
+ * items the table does not name are called by nobody and go in the first.
  */
 export function stopStages<Item>(items: readonly Item[], nameOf: (item: Item) => string): Item[][] {
-  const isPublic = (item: Item) => SERVICES.find((service) => service.name === nameOf(item))?.public === true;
-  const isFirst = (item: Item) => nameOf(item) === START_ORDER[0];
-  const front = items.filter(isPublic);
-  const back = items.filter((item) => !isPublic(item) && isFirst(item));
-  const middle = items.filter((item) => !isPublic(item) && !isFirst(item));
-  return [front, middle, back].filter((stage) => stage.length > 0);
+  const callersOf = (name: string) => SERVICES.filter((service) => service.dependsOn.includes(name as ServiceName)).map((service) => service.name);
+  const stages: Item[][] = [];
+  let running = [...items];
+  while (running.length > 0) {
+    const names = new Set(running.map(nameOf));
+    const stage = running.filter((item) => callersOf(nameOf(item)).every((caller) => !names.has(caller)));
+    // START_ORDER was built from the same calls, so they form no cycle and every round stops something.
+    if (stage.length === 0) throw new Error(`the services' calls form a cycle: ${[...names].join(', ')}`);
+    stages.push(stage);
+    running = running.filter((item) => !stage.includes(item));
+  }
+  return stages;
 }
 
 /**

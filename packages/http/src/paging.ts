@@ -146,32 +146,41 @@ export const WHOLE_LIST_BATCH = 100;
 
 /**
  * Answers a whole-set list (`{"data": [...]}`, no paging asked for) without holding it in memory:
- * rows are read `batchSize` at a time, each batch after the last key of the one before, and written
- * as they come, waiting whenever the client is slower than the database. `readBatch` answers
- * undefined when the parent is not found, which is reported (false) before anything is sent. A
- * failure after the first batch cuts the connection (see the error handler), never a short list
- * that looks complete.
+ * rows are read a batch at a time, each batch after the last key of the one before, and written
+ * as they come, waiting whenever the client is slower than the database. A batch is at most
+ * `batchSize` rows and, with `maxBytes`, only the rows that may fit in that many bytes and the
+ * one after them (the byte-bounded read of @worklane/db's boundedPageQuery), so large rows
+ * cannot make one batch large. `readBatch` answers undefined when the parent is not found, which
+ * is reported (false) before anything is sent. A failure after the first batch cuts the
+ * connection (see the error handler), never a short list that looks complete.
  */
 export async function streamWholeList<Row, Key>(
   res: Response,
-  readBatch: (after: Key | undefined, take: number) => Promise<Row[] | undefined>,
+  readBatch: (after: Key | undefined, take: number, maxBytes: number | undefined) => Promise<Row[] | undefined>,
   keyOf: (row: Row) => Key,
-  batchSize = WHOLE_LIST_BATCH,
+  { batchSize = WHOLE_LIST_BATCH, maxBytes }: { batchSize?: number; maxBytes?: number | undefined } = {},
 ): Promise<boolean> {
-  let rows = await readBatch(undefined, batchSize);
+  let rows = await readBatch(undefined, batchSize, maxBytes);
   if (rows === undefined) return false;
   res.status(200).type('application/json');
   let separator = '';
   let body = '{"data":[';
   for (;;) {
-    for (const row of rows) {
-      body += separator + JSON.stringify(row);
+    // JSON bytes of the batch's rows before its last: never fewer than the bytes the read counts.
+    let bytesBeforeLast = 0;
+    for (const [index, row] of rows.entries()) {
+      const json = JSON.stringify(row);
+      body += separator + json;
       separator = ',';
+      if (maxBytes !== undefined && index < rows.length - 1) bytesBeforeLast += Buffer.byteLength(json);
     }
-    if (rows.length < batchSize) break;
+    // A batch that reached neither its rows nor its bytes is the last: the read would have taken
+    // one more row had there been one.
+    const moreMayFollow = rows.length === batchSize || (maxBytes !== undefined && bytesBeforeLast >= maxBytes);
+    if (!moreMayFollow) break;
     if (!res.write(body) && !(await drained(res))) return true;
     body = '';
-    rows = (await readBatch(keyOf(rows[rows.length - 1]!), batchSize)) ?? [];
+    rows = (await readBatch(keyOf(rows[rows.length - 1]!), batchSize, maxBytes)) ?? [];
   }
   res.end(`${body}]}`);
   return true;

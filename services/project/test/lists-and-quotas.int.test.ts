@@ -6,6 +6,8 @@ const DEFAULT_LIMIT = 3;
 const MAX_LIMIT = 5;
 const MAX_ORGANIZATIONS = 8;
 const MAX_PROJECTS = 6;
+/** The smallest page budget the configuration allows (LIST_MAX_PAGE_BYTES). */
+const MAX_PAGE_BYTES = 65_536;
 
 let system: System;
 
@@ -18,6 +20,7 @@ beforeAll(async () => {
         LIST_MAX_LIMIT: MAX_LIMIT,
         TEAM_MAX_ORGANIZATIONS: MAX_ORGANIZATIONS,
         TEAM_MAX_PROJECTS: MAX_PROJECTS,
+        LIST_MAX_PAGE_BYTES: MAX_PAGE_BYTES,
       },
     },
   });
@@ -129,6 +132,21 @@ describe('projects: the SPEC list, whole unless paging is asked for', () => {
     const pages = await walk(client, path, { limit: 2 });
     expect(pages.map((page) => page.length)).toEqual([2, 2, 1]);
     expect(pages.flat().map((project) => project.id)).toEqual(created);
+  });
+
+  it('reads the whole list in batches of its byte budget and still answers every project, in order', async () => {
+    const { team, client } = await newTeam();
+    const path = `/teams/${team.team_id}/organizations/${team.organization_id}/projects`;
+    // 30,000 bytes each: a read of the 64 KiB budget takes 4 of them (the rows that may fit and the
+    // one after), so the whole list takes two reads, the first short of its row count.
+    const description = '€'.repeat(10_000);
+    const created: number[] = [];
+    for (let i = 0; i < MAX_PROJECTS; i++) created.push((await client.post(path, { name: `Large ${i}`, description })).body.id);
+    const whole = await client.get(path);
+    expect(whole.status).toBe(200);
+    expect(Object.keys(whole.body)).toEqual(['data']);
+    expect(whole.body.data.map((project: { id: number }) => project.id)).toEqual(created);
+    expect(whole.body.data.every((project: { description: string }) => project.description === description)).toBe(true);
   });
 
   it('answers 404 for an organization not in the team, even with a cursor', async () => {

@@ -41,8 +41,9 @@ export function projectRoutes(router: Router, deps: ProjectRouteDeps): void {
       if (!page) {
         const found = await streamWholeList<Project, number>(
           res,
-          (afterId, take) => listProjects(pool, scope, { take, afterId }),
+          (afterId, take, maxBytes) => listProjects(pool, scope, { take, afterId, maxBytes }),
           (project) => project.id,
+          { maxBytes: deps.pageLimits.maxBytes },
         );
         if (!found) throw notFound();
         return;

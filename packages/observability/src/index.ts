@@ -7,4 +7,4 @@ export { bootService, startRuntime, exitOnStartupFailure, type ServiceRuntime, t
 export { createMetricsServer, serveMetrics, closeMetricsServer } from './metrics-server';
 export { BackgroundWorker, backoffMs, type BackgroundWorkerOptions, type PassResult } from './background-worker';
 export { DependencyUnavailableError, isDependencyUnavailable } from './dependency-unavailable';
-export { ServiceThread, ThreadChannel, ThreadedRegistry, type ThreadMessage } from './service-thread';
+export { ServiceThread, ThreadChannel, ThreadedRegistry, yieldToServiceThreads, type ThreadMessage } from './service-thread';

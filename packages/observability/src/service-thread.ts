@@ -2,6 +2,7 @@
 // serves (large pages, request bodies, signature checks, their garbage collection) cannot delay
 // that work, and that work cannot delay the API. The thread has its own V8 heap and its own
 // connections; it talks to the main thread by messages only.
+import { getPriority, setPriority } from 'node:os';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { Worker, parentPort } from 'node:worker_threads';
 import type { Logger } from './logger';
@@ -195,5 +196,25 @@ export class ThreadedRegistry extends promClient.Registry {
   override async metrics(): Promise<string> {
     const all = await Promise.all([this.own.getMetricsAsJSON(), ...this.threads.map((thread) => thread.metrics())]);
     return promClient.AggregatorRegistry.aggregate(all.filter((metrics) => metrics.length > 0)).metrics();
+  }
+}
+
+/**
+ * Lowers the calling thread's scheduling priority by `increment` (its nice value), so that on a
+ * busy CPU the service's threads started before (which keep theirs) run first. Called by the main
+ * thread, which serves the API, once its service threads run: a burst of API work (large pages,
+ * refused bodies, their garbage) then waits for the event path rather than the other way round.
+ * Linux gives every thread a nice value of its own, and threads started later take their
+ * starter's; where the value is the whole process's, both sides are lowered alike and nothing
+ * changes. Raising a nice value needs no privilege; a failure is logged and changes nothing else.
+ */
+export function yieldToServiceThreads(increment: number, logger: Logger): void {
+  if (increment <= 0) return;
+  try {
+    const nice = Math.min(19, getPriority(0) + increment);
+    setPriority(0, nice);
+    logger.info({ nice }, "the API thread runs below the service's own threads");
+  } catch (error) {
+    logger.warn({ err: error }, "the API thread's priority could not be lowered; it runs level with the service's own threads");
   }
 }

@@ -10,6 +10,7 @@ import {
   idempotencySettings,
   inputLimitSettings,
   pagingSettings,
+  serviceThreadSettings,
   unavailableSettings,
 } from '@worklane/config';
 import { streamSettingsSchema, webhookChangesSettingsSchema } from '@worklane/messaging/stream-limits';
@@ -267,6 +268,7 @@ export const configSchema = z.object({
       "Longest an event whose deliveries went to the sender at once, stored without waiting for PostgreSQL's WAL flush, waits for the flush that lets it be acknowledged on the bus (one flush serves every event waiting); 0: a flush at once",
     ),
   ...pagingSettings,
+  ...serviceThreadSettings,
   ...idempotencySettings,
 });
 

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { listPageLimits, publicKeysOf } from '@worklane/config';
 import { openServiceDatabase, pingDatabase } from '@worklane/db';
 import { closeHttpServer, listen, readiness, inputLimitsFrom, serviceIdempotency } from '@worklane/http';
-import { exitOnStartupFailure, closeMetricsServer, serveMetrics, ThreadedRegistry } from '@worklane/observability';
+import { exitOnStartupFailure, closeMetricsServer, serveMetrics, ThreadedRegistry, yieldToServiceThreads } from '@worklane/observability';
 import { createApp } from './app';
 import { grpcWebhookDirectory } from './clients/webhooks';
 import { IDENTITY_ISSUERS } from './config';
@@ -21,6 +21,8 @@ async function main(): Promise<void> {
   // runs on a thread of its own, with its own connections (pipeline-host.ts): the delivery log
   // API's work, whichever team's requests cause it, cannot delay any team's deliveries.
   const pipeline = await startPipelineThread(logger);
+  // Nor the CPU: on a busy core the pipeline goes before this thread's API work (API_THREAD_NICE).
+  yieldToServiceThreads(config.API_THREAD_NICE, logger);
   // Deliveries of one issue to one webhook keep their commit order, each waiting at most this long.
   const store = new DeliveryStore(pool, { orderWaitMs: config.DELIVERY_ORDER_WAIT_MAX_MS });
   const webhookService = grpcWebhookDirectory(config.WEBHOOK_GRPC_ADDR, { caller: 'delivery', signingKey: config.SIGNING_PRIVATE_KEY });

@@ -1,7 +1,9 @@
 // One team's receivers cannot slow down another team's deliveries: per-team and per-endpoint
 // budgets with fair claims, separate connect/TLS/header timeouts, a circuit breaker per endpoint,
-// and receiver names resolved by the caching asynchronous resolver. Every wait is on a condition
+// and receiver names resolved by the caching asynchronous resolver; on a busy CPU the event threads
+// of the issue and delivery services go before their API threads. Every wait is on a condition
 // (requests held by an endpoint, states in the delivery log), never on a duration.
+import { readFileSync, readdirSync } from 'node:fs';
 import { DnsResponder } from './support/dns';
 import { SwitchableEndpoint } from './support/endpoint';
 import { createWebhook, eventually, startDeliverySystem, type DeliverySystem, type TestTeam } from './support/system';
@@ -199,4 +201,23 @@ it('resolves a receiver once per TTL of its DNS records, not once per attempt', 
   await delivered(4);
   expect(dns.queries).toBe(queriesAfterFirst);
   expect(env.receiver.at('/cached')).toHaveLength(4);
+});
+
+/** A thread's nice value (field 19 of /proc/<pid>/task/<tid>/stat), and its name. */
+function threadOf(pid: number, tid: number | string): { name: string; nice: number } {
+  const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+  // "<tid> (<name>) <state> ...": the name may hold spaces and parentheses; the state is field 3.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return { name: stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')), nice: Number(fields[19 - 3]) };
+}
+
+it.each([
+  ['issue', 'outbox relay'],
+  ['delivery', 'delivery pipeli'],
+])("runs the %s service's API thread below its event thread (API_THREAD_NICE, 10 by default)", (service, eventThread) => {
+  const pid = env.system.services[service as 'issue' | 'delivery']!.pid!;
+  // The main thread's id is the process id.
+  expect(threadOf(pid, pid).nice).toBe(10);
+  const others = readdirSync(`/proc/${pid}/task`).map((tid) => threadOf(pid, tid));
+  expect(others.filter((thread) => thread.name === eventThread).map((thread) => thread.nice)).toEqual([0]);
 });

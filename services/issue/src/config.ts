@@ -10,6 +10,7 @@ import {
   idempotencySettings,
   inputLimitSettings,
   pagingSettings,
+  serviceThreadSettings,
   unavailableSettings,
 } from '@worklane/config';
 import { streamSettingsSchema } from '@worklane/messaging/stream-limits';
@@ -99,6 +100,7 @@ export const configSchema = z.object({
     .default(24)
     .describe('How long published outbox rows are kept'),
   ...pagingSettings,
+  ...serviceThreadSettings,
   ...idempotencySettings,
   OUTBOX_DEAD_LETTER_RETENTION_DAYS: z.coerce.number().min(1).max(3_650).default(30).describe('How long events that could never be published are kept in outbox_dead_letters'),
   ...streamSettingsSchema,

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { listPageLimits, publicKeysOf } from '@worklane/config';
 import { openServiceDatabase, pingDatabase } from '@worklane/db';
 import { closeHttpServer, listen, readiness, inputLimitsFrom, serviceIdempotency } from '@worklane/http';
-import { exitOnStartupFailure, closeMetricsServer, serveMetrics, ThreadedRegistry } from '@worklane/observability';
+import { exitOnStartupFailure, closeMetricsServer, serveMetrics, ThreadedRegistry, yieldToServiceThreads } from '@worklane/observability';
 import { createApp } from './app';
 import { grpcProjectDirectory, grpcTeamMembers, rememberingProjectDirectory } from './clients/directories';
 import { IDENTITY_ISSUERS } from './config';
@@ -18,6 +18,8 @@ async function main(): Promise<void> {
   // The outbox relay runs on a thread of its own, with its own connections (relay-host.ts): no
   // burst of API work can delay the publishing of events, whichever team's requests cause it.
   const relay = await startRelayThread({ logger, leaseSeconds: config.OUTBOX_LEASE_SECONDS, handoverMaxLoopUtilization: config.OUTBOX_HANDOVER_MAX_LOOP_UTILIZATION });
+  // Nor the CPU: on a busy core the relay goes before this thread's API work (API_THREAD_NICE).
+  yieldToServiceThreads(config.API_THREAD_NICE, logger);
   // Idempotency-Key records of POSTs, and the worker that deletes them once expired.
   const idempotency = serviceIdempotency(pool, config, logger, metrics.registry);
   idempotency.retention.start();

@@ -140,6 +140,10 @@ the client's before it. Trusting exactly those hops ignores whatever the client 
 {{- $_ := set $data "HTTP_MAX_FIELD_ERRORS" (printf "%d" (int64 $root.Values.apiInput.maxFieldErrors)) -}}
 {{- $_ := set $data "HTTP_MAX_QUERY_VALUE_LENGTH" (printf "%d" (int64 $root.Values.apiInput.maxQueryValueLength)) -}}
 {{- end -}}
+{{- /* The services whose event path runs on a thread of its own beside their API thread. */ -}}
+{{- if or (eq .component "issue") (eq .component "delivery") -}}
+{{- $_ := set $data "API_THREAD_NICE" (printf "%d" (int64 $root.Values.serviceThreads.apiThreadNice)) -}}
+{{- end -}}
 {{- /* The 503 of a request whose dependency cannot answer: how long it asks the client to wait. */ -}}
 {{- if $svc.retryAfter -}}
 {{- $_ := set $data "UNAVAILABLE_RETRY_AFTER_SECONDS" (printf "%d" (int64 $root.Values.unavailable.retryAfterSeconds)) -}}

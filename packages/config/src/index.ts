@@ -127,6 +127,7 @@ export {
   type ServiceInfo,
   type ServiceName,
 } from './service-table';
-export { inputLimitSettings, listPageLimits, pagingSettings, serviceThreadSettings, teamQuota } from './limits';
+export { inputLimitSettings, listPageLimits, pagingSettings, teamQuota } from './limits';
+export { serviceThreadSettings } from './service-threads';
 export { idempotencyLimits, idempotencySettings, type IdempotencyLimits } from './idempotency';
 export { DEFAULT_RETRY_AFTER_SECONDS, unavailableSettings } from './unavailable';

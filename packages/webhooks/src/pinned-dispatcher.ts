@@ -150,6 +150,18 @@ export class PinnedDispatchers {
     return pool;
   }
 
+  /**
+   * Whether a request to `origin` at `address` sent now would open a new connection: no pool yet,
+   * or none of its connections idle while the pool may still open one. An estimate from the pool's
+   * counts (requests dispatched in the same moment may share the one idle connection it saw).
+   */
+  opensConnection(origin: string, address: string): boolean {
+    const pool = this.pools.get(`${origin}|${address}`);
+    if (!pool) return true;
+    const { free, connected } = pool.stats;
+    return free === 0 && (this.options.connectionsPerPool === undefined || connected < this.options.connectionsPerPool);
+  }
+
   get size(): number {
     return this.pools.size;
   }

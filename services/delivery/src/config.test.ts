@@ -1,6 +1,6 @@
 import { ConfigError } from '@worklane/config';
 import { signingKeyPair } from '@worklane/testing';
-import { loadDeliveryConfig } from './config';
+import { deliveryLeaseMs, loadDeliveryConfig } from './config';
 
 const required = {
   DATABASE_URL: 'postgres://localhost/worklane',
@@ -54,6 +54,24 @@ describe('delivery configuration', () => {
     expect(loadDeliveryConfig(required).DELIVERY_LAUNCHES_PER_TURN).toBe(8);
     expect(loadDeliveryConfig({ ...required, DELIVERY_LAUNCHES_PER_TURN: '32' }).DELIVERY_LAUNCHES_PER_TURN).toBe(32);
     expect(problemsOf({ DELIVERY_LAUNCHES_PER_TURN: '0' })[0]).toMatch(/^DELIVERY_LAUNCHES_PER_TURN:/);
+  });
+
+  it("paces a team's new connections at 50 a second after 10 at once unless told otherwise; 0 turns pacing off", () => {
+    const defaults = loadDeliveryConfig(required);
+    expect([defaults.DELIVERY_TEAM_CONNECTIONS_PER_SECOND, defaults.DELIVERY_TEAM_CONNECTIONS_BURST]).toEqual([50, 10]);
+    const set = loadDeliveryConfig({ ...required, DELIVERY_TEAM_CONNECTIONS_PER_SECOND: '0.5', DELIVERY_TEAM_CONNECTIONS_BURST: '3' });
+    expect([set.DELIVERY_TEAM_CONNECTIONS_PER_SECOND, set.DELIVERY_TEAM_CONNECTIONS_BURST]).toEqual([0.5, 3]);
+    expect(loadDeliveryConfig({ ...required, DELIVERY_TEAM_CONNECTIONS_PER_SECOND: '0' }).DELIVERY_TEAM_CONNECTIONS_PER_SECOND).toBe(0);
+    expect(problemsOf({ DELIVERY_TEAM_CONNECTIONS_PER_SECOND: '-1' })[0]).toMatch(/^DELIVERY_TEAM_CONNECTIONS_PER_SECOND:/);
+    expect(problemsOf({ DELIVERY_TEAM_CONNECTIONS_BURST: '0' })[0]).toMatch(/^DELIVERY_TEAM_CONNECTIONS_BURST:/);
+  });
+
+  it("reserves a claimed delivery for the longest attempt, its wait for the team's connection pace included, unless DELIVERY_LEASE_MS says", () => {
+    // DNS 5 s + attempt 15 s + (50 - 10) connections ahead at 50 a second (0.8 s) + 15 s.
+    expect(deliveryLeaseMs(loadDeliveryConfig(required))).toBe(35_800);
+    expect(deliveryLeaseMs(loadDeliveryConfig({ ...required, DELIVERY_TEAM_CONNECTIONS_PER_SECOND: '0' }))).toBe(35_000);
+    expect(deliveryLeaseMs(loadDeliveryConfig({ ...required, DELIVERY_TEAM_CONNECTIONS_PER_SECOND: '2', DELIVERY_TEAM_CONNECTIONS_BURST: '60' }))).toBe(35_000);
+    expect(deliveryLeaseMs(loadDeliveryConfig({ ...required, DELIVERY_LEASE_MS: '60000' }))).toBe(60_000);
   });
 
   it('reads an operator schedule, allowed ranges and DNS servers', () => {

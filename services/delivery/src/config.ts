@@ -17,6 +17,7 @@ import { streamSettingsSchema, webhookChangesSettingsSchema } from '@worklane/me
 import { DEFAULT_RETRY_SCHEDULE, parseRetrySchedule } from '@worklane/webhooks/retry-schedule';
 import { receiverAddressSettings } from '@worklane/webhooks/settings';
 import { DEFAULT_DEFER_BATCH_SIZE } from './sending/circuit-breaker';
+import { DEFAULT_TEAM_CONNECTIONS_BURST, DEFAULT_TEAM_CONNECTIONS_PER_SECOND } from './sending/connection-pacing';
 import { DEFAULT_LAUNCHES_PER_TURN } from './sending/launch-turns';
 
 const milliseconds = (defaultMs: number, max: number) => z.coerce.number().int().min(1).max(max).default(defaultMs);
@@ -87,6 +88,21 @@ export const configSchema = z.object({
     .describe(
       "Delivery attempts started in one turn of the delivery pipeline's event loop at most (signing, request, connection are synchronous work); the others start in the next turns, teams taking turns, so one team's burst holds up other teams' events and attempts by a turn at most",
     ),
+  DELIVERY_TEAM_CONNECTIONS_PER_SECOND: z.coerce
+    .number()
+    .min(0)
+    .max(100_000)
+    .default(DEFAULT_TEAM_CONNECTIONS_PER_SECOND)
+    .describe(
+      "New receiver connections one team's attempts open per second in this replica, after DELIVERY_TEAM_CONNECTIONS_BURST; an attempt past it waits its turn in its slot, so endpoints that fail together do not reconnect in one wave ahead of other teams' attempts. Attempts on kept-alive connections never wait. 0 turns pacing off",
+    ),
+  DELIVERY_TEAM_CONNECTIONS_BURST: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(100_000)
+    .default(DEFAULT_TEAM_CONNECTIONS_BURST)
+    .describe("New receiver connections one team's attempts open at once before DELIVERY_TEAM_CONNECTIONS_PER_SECOND applies"),
   DELIVERY_PIPELINE_POOL_MAX: z.coerce
     .number()
     .int()
@@ -165,7 +181,7 @@ export const configSchema = z.object({
     .min(1_000)
     .max(600_000)
     .optional()
-    .describe('How long a claimed delivery is reserved for its attempt; default: the DNS and attempt timeouts plus 15 s'),
+    .describe("How long a claimed delivery is reserved for its attempt; default: the DNS and attempt timeouts, the longest wait for the team's pace of new connections, plus 15 s"),
   DELIVERY_RETENTION_DAYS: z.coerce.number().min(1).max(3_650).default(30).describe('How long finished deliveries and their attempts stay in the delivery log'),
   DELIVERY_RETENTION_BATCH_SIZE: z.coerce
     .number()
@@ -275,3 +291,15 @@ export const configSchema = z.object({
 export type Config = z.infer<typeof configSchema>;
 
 export const loadDeliveryConfig = (env?: Record<string, string | undefined>) => loadConfig(configSchema, env);
+
+/**
+ * How long a claimed delivery stays reserved for its attempt: DELIVERY_LEASE_MS, or enough for the
+ * longest attempt. That is the DNS and attempt timeouts, the longest wait for the team's pace of
+ * new connections (every other attempt of the team in this replica waiting ahead of it), and 15 s.
+ */
+export function deliveryLeaseMs(config: Config): number {
+  if (config.DELIVERY_LEASE_MS !== undefined) return config.DELIVERY_LEASE_MS;
+  const pacedAhead = Math.max(0, config.DELIVERY_CONCURRENCY_PER_TEAM - config.DELIVERY_TEAM_CONNECTIONS_BURST);
+  const longestPaceMs = config.DELIVERY_TEAM_CONNECTIONS_PER_SECOND > 0 ? Math.ceil((pacedAhead / config.DELIVERY_TEAM_CONNECTIONS_PER_SECOND) * 1000) : 0;
+  return config.DELIVERY_DNS_TIMEOUT_MS + config.WEBHOOK_TIMEOUT_MS + longestPaceMs + 15_000;
+}

@@ -29,6 +29,9 @@ export interface DeliveryMetrics {
   fanOutQueued: promClient.Counter;
   /** Attempts started, by how their delivery reached the sender: `at_once` (the fan-out's fast path) or `claim`. */
   attemptsStarted: promClient.Counter<'path'>;
+  /** Attempts that waited for their team's pace of new connections (ConnectionPacing), and how long in all. */
+  connectionWaits: promClient.Counter;
+  connectionWaitSeconds: promClient.Counter;
   /** Binds the gauges to the sender. */
   observeQueue(source: QueueSource): void;
   /** Binds the fan-out backlog gauge to what counts the events waiting (all replicas together). */
@@ -101,6 +104,16 @@ export function createDeliveryMetrics(registry: Registry): DeliveryMetrics {
       name: 'worklane_delivery_attempts_started_total',
       help: 'Delivery attempts started, by path: at_once (stored already claimed by the fan-out and sent with no claim) or claim',
       labelNames: ['path'],
+      registers: [registry],
+    }),
+    connectionWaits: new promClient.Counter({
+      name: 'worklane_delivery_connection_waits_total',
+      help: "Delivery attempts that waited for their team's pace of new receiver connections (DELIVERY_TEAM_CONNECTIONS_PER_SECOND) before opening one",
+      registers: [registry],
+    }),
+    connectionWaitSeconds: new promClient.Counter({
+      name: 'worklane_delivery_connection_wait_seconds_total',
+      help: "Time delivery attempts waited for their team's pace of new receiver connections, all attempts together",
       registers: [registry],
     }),
     scheduleDelay: new promClient.Histogram({

@@ -101,6 +101,8 @@ the client's before it. Trusting exactly those hops ignores whatever the client 
 {{- $_ := set $data "DELIVERY_CONCURRENCY_PER_TEAM" (printf "%d" (int64 $delivery.concurrencyPerTeam)) -}}
 {{- $_ := set $data "DELIVERY_CONCURRENCY_PER_WEBHOOK" (printf "%d" (int64 $delivery.concurrencyPerWebhook)) -}}
 {{- $_ := set $data "DELIVERY_LAUNCHES_PER_TURN" (printf "%d" (int64 $delivery.launchesPerTurn)) -}}
+{{- $_ := set $data "DELIVERY_TEAM_CONNECTIONS_PER_SECOND" (toString $delivery.teamConnectionsPerSecond) -}}
+{{- $_ := set $data "DELIVERY_TEAM_CONNECTIONS_BURST" (printf "%d" (int64 $delivery.teamConnectionsBurst)) -}}
 {{- $_ := set $data "WEBHOOK_CONNECT_TIMEOUT_MS" (printf "%d" (int64 $delivery.connectTimeoutMs)) -}}
 {{- $_ := set $data "WEBHOOK_TLS_TIMEOUT_MS" (printf "%d" (int64 $delivery.tlsTimeoutMs)) -}}
 {{- $_ := set $data "WEBHOOK_HEADERS_TIMEOUT_MS" (printf "%d" (int64 $delivery.headersTimeoutMs)) -}}

@@ -18,7 +18,7 @@ import { CachingResolver, PinnedDispatchers } from '@worklane/webhooks';
 import { CachedWebhookDirectory } from '../clients/webhook-cache';
 import { WebhookChangeFeed } from '../clients/webhook-changes';
 import { grpcWebhookDirectory } from '../clients/webhooks';
-import type { Config } from '../config';
+import { deliveryLeaseMs, type Config } from '../config';
 import { recordDeadLettered } from '../data/dead-letters';
 import { DeliveryStore } from '../data/deliveries';
 import { EndpointRateStore } from '../data/endpoint-rates';
@@ -34,6 +34,7 @@ import { createDeliveryMetrics } from '../metrics';
 import { PIPELINE_MESSAGES } from '../pipeline-messages';
 import { RecoveryStore } from '../recovery/store';
 import { RecoveryWorker } from '../recovery/worker';
+import { ConnectionPacing } from '../sending/connection-pacing';
 import { EndpointRateLimits } from '../sending/rate-limits';
 import { DeliverySender } from '../sending/sender';
 
@@ -128,6 +129,7 @@ export async function runPipeline({ config, logger, tracing, channel }: { config
     perTeamConcurrency: config.DELIVERY_CONCURRENCY_PER_TEAM,
     perWebhookConcurrency: config.DELIVERY_CONCURRENCY_PER_WEBHOOK,
     launchesPerTurn: config.DELIVERY_LAUNCHES_PER_TURN,
+    connectionPacing: new ConnectionPacing(config.DELIVERY_TEAM_CONNECTIONS_PER_SECOND, config.DELIVERY_TEAM_CONNECTIONS_BURST),
     breaker: {
       failureThreshold: config.DELIVERY_BREAKER_FAILURES,
       coolDownMs: config.DELIVERY_BREAKER_COOL_DOWN_MS,
@@ -136,7 +138,7 @@ export async function runPipeline({ config, logger, tracing, channel }: { config
     deferBatchSize: config.DELIVERY_DEFER_BATCH_SIZE,
     pollIntervalMs: config.DELIVERY_POLL_INTERVAL_MS,
     registry: registry,
-    leaseMs: config.DELIVERY_LEASE_MS ?? config.DELIVERY_DNS_TIMEOUT_MS + config.WEBHOOK_TIMEOUT_MS + 15_000,
+    leaseMs: deliveryLeaseMs(config),
     exchange: { responseExcerptBytes: config.DELIVERY_RESPONSE_EXCERPT_BYTES, headersMaxBytes: config.DELIVERY_EXCHANGE_HEADERS_MAX_BYTES },
     health: healthRecorder,
     rateLimits,

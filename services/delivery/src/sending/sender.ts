@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { untilShortBatch } from '@worklane/db';
 import { SpanKind, inSpan, restoreTraceContext } from '@worklane/messaging';
 import { BackgroundWorker, type Logger, type PassResult, type Registry } from '@worklane/observability';
@@ -21,6 +22,7 @@ import type { HealthObserver } from '../health/health-recorder';
 import { attemptResult, type DeliveryMetrics } from '../metrics';
 import { SendingBudgets } from './budgets';
 import { CircuitBreakers, DEFAULT_DEFER_BATCH_SIZE, isEndpointFailure, type CircuitBreakerOptions, type EndpointHealth } from './circuit-breaker';
+import type { ConnectionPacing } from './connection-pacing';
 import { recordedHeaders, type ExchangeLimits } from './exchange';
 import { DEFAULT_LAUNCHES_PER_TURN, LaunchTurns } from './launch-turns';
 import type { EndpointRateLimits } from './rate-limits';
@@ -68,6 +70,11 @@ export interface SenderOptions {
    * (DELIVERY_DEFER_BATCH_SIZE; DEFAULT_DEFER_BATCH_SIZE when not given).
    */
   deferBatchSize?: number;
+  /**
+   * Paces the new receiver connections of each team (DELIVERY_TEAM_CONNECTIONS_PER_SECOND and
+   * _BURST); attempts open connections unpaced when not given.
+   */
+  connectionPacing?: ConnectionPacing;
 }
 
 /** Deliveries claimed per query; more are claimed as soon as attempts finish. */
@@ -520,6 +527,20 @@ export class DeliverySender {
     return pending;
   }
 
+  /**
+   * Waits for the team's pace when the attempt would open a new connection (ConnectionPacing):
+   * in its slot, before the request is signed, so its signature's timestamp is the send's.
+   */
+  private async paceNewConnection(delivery: ClaimedDelivery, origin: string, address: string): Promise<void> {
+    const { connectionPacing, dispatchers, metrics } = this.options;
+    if (!connectionPacing || !dispatchers.opensConnection(origin, address)) return;
+    const waitMs = connectionPacing.delayMs(delivery.teamId);
+    if (waitMs <= 0) return;
+    metrics.connectionWaits.inc();
+    metrics.connectionWaitSeconds.inc(waitMs / 1000);
+    await sleep(waitMs);
+  }
+
   /** POSTs over a connection pinned to the address that was just checked. */
   private async post(url: URL, delivery: ClaimedDelivery, webhook: WebhookTarget, startedAtMs: number): Promise<WebhookResponse> {
     const { dispatchers, timeoutMs, headersTimeoutMs, userAgent } = this.options;
@@ -532,6 +553,7 @@ export class DeliverySender {
       if (!(error instanceof AddressPolicyError)) throw error;
       return { statusCode: null, error: addressRefusal(error), durationMs: Date.now() - startedAtMs, responseExcerpt: null };
     }
+    await this.paceNewConnection(delivery, url.origin, address);
     const headers = deliveryHeaders({
       deliveryId: delivery.id,
       body: delivery.body,

@@ -112,6 +112,8 @@ export async function runPipeline({ config, logger, tracing, channel }: { config
     },
   });
 
+  // Each team's new receiver connections at a pace (swept with the fan-out budget below).
+  const connectionPacing = new ConnectionPacing(config.DELIVERY_TEAM_CONNECTIONS_PER_SECOND, config.DELIVERY_TEAM_CONNECTIONS_BURST);
   const sender = new DeliverySender({
     store: pipelineStore,
     webhooks,
@@ -129,7 +131,7 @@ export async function runPipeline({ config, logger, tracing, channel }: { config
     perTeamConcurrency: config.DELIVERY_CONCURRENCY_PER_TEAM,
     perWebhookConcurrency: config.DELIVERY_CONCURRENCY_PER_WEBHOOK,
     launchesPerTurn: config.DELIVERY_LAUNCHES_PER_TURN,
-    connectionPacing: new ConnectionPacing(config.DELIVERY_TEAM_CONNECTIONS_PER_SECOND, config.DELIVERY_TEAM_CONNECTIONS_BURST),
+    connectionPacing,
     breaker: {
       failureThreshold: config.DELIVERY_BREAKER_FAILURES,
       coolDownMs: config.DELIVERY_BREAKER_COOL_DOWN_MS,
@@ -158,7 +160,11 @@ export async function runPipeline({ config, logger, tracing, channel }: { config
   const firstDelayMs = (config.WEBHOOK_RETRY_SCHEDULE[0] ?? 0) * 1000;
   // Each team's events create at most its fan-out budget of deliveries; the rest wait in the backlog.
   const budget = new FanOutBudget(config.DELIVERY_FANOUT_PER_TEAM_PER_SECOND, config.DELIVERY_FANOUT_PER_TEAM_BURST);
-  const budgetSweeper = setInterval(() => budget.sweep(), 60_000).unref();
+  // Teams whose buckets are full again are forgotten, so many teams seen once hold no memory.
+  const bucketSweeper = setInterval(() => {
+    budget.sweep();
+    connectionPacing.sweep();
+  }, 60_000).unref();
   const backlog = new FanOutBacklog(pipelinePool, pipelineStore);
   deliveryMetrics.observeBacklog(() => backlog.size());
   const drainer = new FanOutDrainer({
@@ -243,7 +249,7 @@ export async function runPipeline({ config, logger, tracing, channel }: { config
     await step('event consumer', () => consumer.stop());
     // Events in the backlog stay there for the next drain, by any replica.
     await step('fan-out backlog', async () => {
-      clearInterval(budgetSweeper);
+      clearInterval(bucketSweeper);
       await drainer.stop();
     });
     // Attempts in flight finish and are recorded; everything else stays due in PostgreSQL.

@@ -38,9 +38,10 @@ describe('ConnectionPacing', () => {
     const { instance, advance } = pacing(10, 1);
     for (let team = 1; team <= 1_024; team++) instance.delayMs(team);
     advance(1);
-    // The next team makes more than the floor: the full buckets are swept, its own is kept.
-    expect(instance.teams).toBe(1_024);
     instance.delayMs(5_000);
+    expect(instance.teams).toBe(1_025);
+    // The sweep forgets the full buckets and keeps the one still spent.
+    instance.sweep();
     expect(instance.teams).toBe(1);
     expect(instance.delayMs(5_000)).toBe(100);
   });

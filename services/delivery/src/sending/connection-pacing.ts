@@ -4,8 +4,6 @@ import { TokenBuckets } from '@worklane/http/token-buckets';
 export const DEFAULT_TEAM_CONNECTIONS_PER_SECOND = 50;
 /** DELIVERY_TEAM_CONNECTIONS_BURST's default: new receiver connections one team opens at once. */
 export const DEFAULT_TEAM_CONNECTIONS_BURST = 10;
-/** Teams with a bucket before full buckets are forgotten. */
-const SWEEP_FLOOR = 1_024;
 
 /**
  * Paces the new connections each team's attempts open to its receivers. Opening a connection
@@ -20,7 +18,6 @@ const SWEEP_FLOOR = 1_024;
  */
 export class ConnectionPacing {
   private readonly buckets: TokenBuckets;
-  private sweepAt = SWEEP_FLOOR;
 
   /** A rate of 0 turns pacing off. `now` is seconds on a monotonic clock. */
   constructor(perSecond: number, burst: number, now?: () => number) {
@@ -40,10 +37,11 @@ export class ConnectionPacing {
     if (!this.buckets.enabled) return 0;
     const wait = this.buckets.msUntil(teamId, 1);
     this.buckets.spend(teamId, 1);
-    if (this.buckets.size > this.sweepAt) {
-      this.buckets.sweep();
-      this.sweepAt = Math.max(SWEEP_FLOOR, this.buckets.size * 2);
-    }
     return wait;
+  }
+
+  /** Forgets the teams whose burst is whole again (a full bucket and none are the same). */
+  sweep(): void {
+    this.buckets.sweep();
   }
 }

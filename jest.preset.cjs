@@ -1,4 +1,5 @@
-// Shared jest settings: TypeScript through ts-jest (transpile only; `tsc` typechecks in build).
+// Shared jest settings: TypeScript through ts-jest (transpile only; `npm test` runs `turbo run
+// typecheck`, tsc over every workspace's sources and tests, before the tests).
 module.exports = {
   testEnvironment: 'node',
   transform: {

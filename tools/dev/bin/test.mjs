@@ -5,7 +5,10 @@
 //
 //   npm test -- --filter=@worklane/project           # turbo arguments
 //   npm test -- --filter=@worklane/project -- -t name # arguments after a second -- go to jest
-//   WORKLANE_SKIP_BUILD=1 npm test ...                 # skip `turbo run build`
+//   WORKLANE_SKIP_BUILD=1 npm test ...                 # skip `turbo run build` and `turbo run typecheck`
+//
+// After the build, `turbo run typecheck` checks every workspace's sources and tests with tsc (jest
+// only transpiles them); a type error stops the run before any test.
 import fs from 'node:fs';
 import path from 'node:path';
 
@@ -135,6 +138,16 @@ async function main() {
   if (buildCode !== 0) {
     say(`the build failed (exit ${buildCode}); no test was run.`);
     return finish(buildCode || 1);
+  }
+  if (!skipBuild) {
+    const typecheckStarted = Date.now();
+    const typecheckCode = await turboBuild(['--output-logs=errors-only', ...turboArgs], 'typecheck');
+    say(`typecheck done in ${formatMs(Date.now() - typecheckStarted)} (exit ${typecheckCode})`);
+    if (interrupted) return finish(130);
+    if (typecheckCode !== 0) {
+      say(`the typecheck failed (exit ${typecheckCode}); no test was run.`);
+      return finish(typecheckCode || 1);
+    }
   }
 
   // Another `npm test` in this checkout holds .worklane/test: use a stack of our own.

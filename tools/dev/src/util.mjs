@@ -219,9 +219,9 @@ export function turboCacheDir(env = process.env) {
   return env.TURBO_CACHE_DIR || path.join(env.XDG_CACHE_HOME || path.join(os.homedir(), '.cache'), 'worklane', 'turbo');
 }
 
-/** Runs `turbo run build` with inherited output; resolves its exit code. */
-export async function turboBuild(extraArgs = []) {
-  const child = spawnTurbo(['run', 'build', `--cache-dir=${turboCacheDir()}`, ...extraArgs]);
+/** Runs `turbo run <task>` (build by default) with inherited output; resolves its exit code. */
+export async function turboBuild(extraArgs = [], task = 'build') {
+  const child = spawnTurbo(['run', task, `--cache-dir=${turboCacheDir()}`, ...extraArgs]);
   const { code, signal } = await waitForExit(child);
   return code ?? (signal ? 1 : 0);
 }

@@ -2,11 +2,11 @@
 // service trusts through NODE_EXTRA_CA_CERTS, and a receiver that answers at once.
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
-import { createServer } from 'node:https';
 import os from 'node:os';
 import path from 'node:path';
+import { Worker } from 'node:worker_threads';
 
-import { preciseNowMs, preciseTimeMs } from './stats.mjs';
+import { preciseTimeMs } from './stats.mjs';
 
 /** A self-signed certificate for localhost and 127.0.0.1, made with the openssl CLI; remove `dir` when done. */
 export function makeCertificate() {
@@ -43,39 +43,43 @@ export function makeCertificate() {
 
 /**
  * The receiver: answers 204 at once and notes when each delivery (X-Webhook-Delivery) first
- * arrived, with its event's created_at. `onDelivery(body, receivedAt, deliveryId, path)` sees the
- * parsed body of every first arrival and the path it was sent to.
+ * arrived, with its event's created_at. It serves on a thread of its own (receiver-thread.mjs), so
+ * an arrival is timed when it arrives, whatever the benchmark's main thread is doing; what it noted
+ * reaches `firstReceipt` and `onDelivery` on the main thread. `onDelivery(body, receivedAt,
+ * deliveryId, path)` sees the parsed body of every first arrival and the path it was sent to.
  */
 export function startReceiver(certificate, { onDelivery } = {}) {
   const firstReceipt = new Map(); // delivery id -> { receivedAt, createdAt }
-  let requests = 0;
-  const server = createServer({ cert: certificate.cert, key: certificate.key, keepAliveTimeout: 30_000 }, (req, res) => {
-    const chunks = [];
-    req.on('data', (chunk) => chunks.push(chunk));
-    req.on('end', () => {
-      const receivedAt = preciseNowMs();
-      requests += 1;
-      res.writeHead(204).end();
-      const deliveryId = req.headers['x-webhook-delivery'];
-      if (firstReceipt.has(deliveryId)) return;
-      const body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
-      firstReceipt.set(deliveryId, { receivedAt, createdAt: preciseTimeMs(body.created_at) });
-      onDelivery?.(body, receivedAt, deliveryId, req.url);
-    });
+  const requests = new Int32Array(new SharedArrayBuffer(4));
+  const worker = new Worker(new URL('./receiver-thread.mjs', import.meta.url), {
+    workerData: { cert: certificate.cert, key: certificate.key, requests },
+    name: 'receiver',
   });
-  return new Promise((resolve) => {
-    server.listen(0, '127.0.0.1', () =>
+  let closed;
+  worker.on('message', (message) => {
+    if (message.closed) closed?.();
+    if (!message.deliveryId) return;
+    const { deliveryId, receivedAt, path: hookPath, text } = message;
+    const body = JSON.parse(text);
+    firstReceipt.set(deliveryId, { receivedAt, createdAt: preciseTimeMs(body.created_at) });
+    onDelivery?.(body, receivedAt, deliveryId, hookPath);
+  });
+  return new Promise((resolve, reject) => {
+    worker.once('error', reject);
+    worker.once('message', ({ port }) =>
       resolve({
-        url: (hookPath) => `https://localhost:${server.address().port}${hookPath}`,
+        url: (hookPath) => `https://localhost:${port}${hookPath}`,
         /** The same receiver by address, for when the webhook must not depend on name resolution. */
-        ipUrl: (hookPath) => `https://127.0.0.1:${server.address().port}${hookPath}`,
+        ipUrl: (hookPath) => `https://127.0.0.1:${port}${hookPath}`,
         firstReceipt,
         get requests() {
-          return requests;
+          return Atomics.load(requests, 0);
         },
-        close: () => {
-          server.closeAllConnections();
-          return new Promise((done) => server.close(() => done()));
+        close: async () => {
+          const done = new Promise((resolveClose) => (closed = resolveClose));
+          worker.postMessage('close');
+          await done;
+          await worker.terminate();
         },
       }),
     );

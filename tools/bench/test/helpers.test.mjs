@@ -1,11 +1,13 @@
 // The benchmarks' own helpers: what they read off the chart and the API, and how they pace load.
 import fs from 'node:fs';
+import https from 'node:https';
 import os from 'node:os';
 import path from 'node:path';
 
 import { chartMemoryLimitsMiB, memoryLimitMiB, quantityMiB } from '../src/chart-limits.mjs';
 import { nextLink, tally } from '../src/http-client.mjs';
-import { openLoop, percentile } from '../src/stats.mjs';
+import { makeCertificate, startReceiver } from '../src/receiver.mjs';
+import { openLoop, percentile, waitUntil } from '../src/stats.mjs';
 
 describe('chart memory limits', () => {
   it('reads a limit for every service from the chart, its own or serviceDefaults', () => {
@@ -101,5 +103,49 @@ describe('figures and pacing', () => {
     expect(calls.map((call) => call.i)).toEqual(Array.from({ length: 20 }, (_, i) => i));
     expect(settled).toBe(20);
     for (let i = 1; i < calls.length; i++) expect(calls[i].intendedAt).toBeGreaterThanOrEqual(calls[i - 1].intendedAt);
+  });
+});
+
+describe('the receiver', () => {
+  let certificate;
+  let receiver;
+  const arrivals = [];
+
+  beforeAll(async () => {
+    certificate = makeCertificate();
+    receiver = await startReceiver(certificate, { onDelivery: (body, receivedAt, deliveryId, hookPath) => arrivals.push({ body, receivedAt, deliveryId, hookPath }) });
+  });
+
+  afterAll(async () => {
+    await receiver.close();
+    fs.rmSync(certificate.dir, { recursive: true, force: true });
+  });
+
+  const deliver = (deliveryId, body) =>
+    new Promise((resolve, reject) => {
+      const request = https.request(receiver.ipUrl('/hook-1'), { method: 'POST', ca: certificate.cert, headers: { 'x-webhook-delivery': deliveryId } }, (response) => {
+        response.resume();
+        response.on('end', () => resolve(response.statusCode));
+      });
+      request.on('error', reject);
+      request.end(JSON.stringify(body));
+    });
+
+  it('answers every request and reports each delivery once, with its time of arrival and path', async () => {
+    const before = Date.now();
+    const created = { id: 'evt_1', created_at: '2026-01-02T03:04:05.123456Z' };
+    expect(await deliver('d-1', created)).toBe(204);
+    expect(await deliver('d-1', created)).toBe(204);
+    expect(await deliver('d-2', { id: 'evt_2', created_at: '2026-01-02T03:04:05.000Z' })).toBe(204);
+    await waitUntil(() => receiver.firstReceipt.size === 2, 5_000, 'both deliveries');
+
+    expect(receiver.requests).toBe(3);
+    expect(arrivals.map(({ deliveryId, hookPath, body }) => [deliveryId, hookPath, body.id])).toEqual([
+      ['d-1', '/hook-1', 'evt_1'],
+      ['d-2', '/hook-1', 'evt_2'],
+    ]);
+    expect(receiver.firstReceipt.get('d-1').createdAt).toBeCloseTo(Date.parse('2026-01-02T03:04:05.123Z') + 0.456, 6);
+    expect(arrivals[0].receivedAt).toBeGreaterThanOrEqual(before);
+    expect(arrivals[0].receivedAt).toBeLessThanOrEqual(Date.now() + 1);
   });
 });

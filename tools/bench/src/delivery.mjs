@@ -80,7 +80,7 @@ const receiver = await startReceiver(certificate, {
 
 /** The bare signed-POST loop against a receiver of its own (same code, same certificate). */
 async function bareLoop() {
-  const baseline = await startReceiver(certificate);
+  const baseline = await startReceiver(certificate, { reports: false });
   try {
     const worker = new Worker(new URL('./bare-loop.mjs', import.meta.url), {
       workerData: { url: baseline.url('/bare'), ca: certificate.cert.toString(), concurrency: BARE_LOOP_CONCURRENCY, seconds: BARE_LOOP_S },

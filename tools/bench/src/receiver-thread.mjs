@@ -2,15 +2,17 @@
 // 204 at once and notes when each delivery (X-Webhook-Delivery) first arrived. It runs on an event
 // loop of its own, so the time it notes is when the request arrived, not when the benchmark's load
 // generator, bus watch or samplers (all on the main thread) let it be seen.
-// workerData: { cert, key, requests } (requests: an Int32Array on shared memory, counted here).
-// Posts { ready, port }, then { deliveryId, receivedAt, path, text } for each first arrival, and
-// answers 'close' by dropping every connection and posting { closed }.
+// workerData: { cert, key, requests, reports } (requests: an Int32Array on shared memory, counted
+// here). Posts { ready, port }, then, when `reports`, { deliveryId, receivedAt, path, text } for each
+// first arrival, and answers 'close' by dropping every connection and posting { closed }. Without
+// `reports` (a receiver that only counts, for the bare loop) it still reads each body as JSON, so
+// that it costs what a reporting receiver's thread costs, less the messages.
 import { createServer } from 'node:https';
 import { parentPort, workerData } from 'node:worker_threads';
 
 import { preciseNowMs } from './stats.mjs';
 
-const { cert, key, requests } = workerData;
+const { cert, key, requests, reports } = workerData;
 const seen = new Set();
 const server = createServer({ cert, key, keepAliveTimeout: 30_000 }, (req, res) => {
   const chunks = [];
@@ -22,7 +24,9 @@ const server = createServer({ cert, key, keepAliveTimeout: 30_000 }, (req, res) 
     const deliveryId = req.headers['x-webhook-delivery'];
     if (seen.has(deliveryId)) return;
     seen.add(deliveryId);
-    parentPort.postMessage({ deliveryId, receivedAt, path: req.url, text: Buffer.concat(chunks).toString('utf8') });
+    const text = Buffer.concat(chunks).toString('utf8');
+    if (reports) parentPort.postMessage({ deliveryId, receivedAt, path: req.url, text });
+    else JSON.parse(text);
   });
 });
 

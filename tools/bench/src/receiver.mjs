@@ -47,12 +47,15 @@ export function makeCertificate() {
  * an arrival is timed when it arrives, whatever the benchmark's main thread is doing; what it noted
  * reaches `firstReceipt` and `onDelivery` on the main thread. `onDelivery(body, receivedAt,
  * deliveryId, path)` sees the parsed body of every first arrival and the path it was sent to.
+ * `reports: false` makes a receiver that only counts its requests (`firstReceipt` stays empty): the
+ * bare loop's, whose thousands of arrivals a second would otherwise cost the main thread a message
+ * each and take a core from the loop it measures.
  */
-export function startReceiver(certificate, { onDelivery } = {}) {
+export function startReceiver(certificate, { onDelivery, reports = true } = {}) {
   const firstReceipt = new Map(); // delivery id -> { receivedAt, createdAt }
   const requests = new Int32Array(new SharedArrayBuffer(4));
   const worker = new Worker(new URL('./receiver-thread.mjs', import.meta.url), {
-    workerData: { cert: certificate.cert, key: certificate.key, requests },
+    workerData: { cert: certificate.cert, key: certificate.key, requests, reports },
     name: 'receiver',
   });
   let closed;

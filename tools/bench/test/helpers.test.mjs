@@ -121,9 +121,10 @@ describe('the receiver', () => {
     fs.rmSync(certificate.dir, { recursive: true, force: true });
   });
 
-  const deliver = (deliveryId, body) =>
+  /** POSTs `body` as delivery `deliveryId` to `/hook-1` of `target` (the receiver by default); resolves to the status. */
+  const deliver = (deliveryId, body, target = receiver) =>
     new Promise((resolve, reject) => {
-      const request = https.request(receiver.ipUrl('/hook-1'), { method: 'POST', ca: certificate.cert, headers: { 'x-webhook-delivery': deliveryId } }, (response) => {
+      const request = https.request(target.ipUrl('/hook-1'), { method: 'POST', ca: certificate.cert, headers: { 'x-webhook-delivery': deliveryId } }, (response) => {
         response.resume();
         response.on('end', () => resolve(response.statusCode));
       });
@@ -147,5 +148,18 @@ describe('the receiver', () => {
     expect(receiver.firstReceipt.get('d-1').createdAt).toBeCloseTo(Date.parse('2026-01-02T03:04:05.123Z') + 0.456, 6);
     expect(arrivals[0].receivedAt).toBeGreaterThanOrEqual(before);
     expect(arrivals[0].receivedAt).toBeLessThanOrEqual(Date.now() + 1);
+  });
+
+  it('only counts when it does not report', async () => {
+    const counting = await startReceiver(certificate, { reports: false, onDelivery: () => arrivals.push('unexpected') });
+    try {
+      const before = arrivals.length;
+      expect(await deliver('bare-1', { id: 'bare-1', created_at: new Date().toISOString() }, counting)).toBe(204);
+      expect(counting.requests).toBe(1);
+      expect(counting.firstReceipt.size).toBe(0);
+      expect(arrivals.length).toBe(before);
+    } finally {
+      await counting.close();
+    }
   });
 });

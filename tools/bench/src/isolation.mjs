@@ -40,6 +40,7 @@ import { BENCH_BUILD_FILTERS } from './build.mjs';
 import { chartMemoryLimitsMiB, memoryLimitMiB } from './chart-limits.mjs';
 import { formatStages, readStageTimes, summarizeStages, watchBus } from './delivery-stages.mjs';
 import { keepAliveAgent, send, tally } from './http-client.mjs';
+import { describeMachine } from './machine.mjs';
 import { SERVICE_NODE_OPTIONS, cpuSeconds, infrastructurePids, machineCpuSeconds, peakRssMb } from './process-stats.mjs';
 import { makeCertificate, startReceiver } from './receiver.mjs';
 import { setting } from './settings.mjs';
@@ -631,6 +632,8 @@ try {
     grace: coresBetween(snapshots.attackEnd, snapshots.end),
   };
 
+  // Figures from machines of different speeds differ by more than a change moves them: say which.
+  const machine = await describeMachine(stack);
   const f = (value, digits = 1) => (Number.isFinite(value) ? value.toFixed(digits) : 'n/a');
   const pass = (ok) => (ok ? 'met' : 'MISSED');
   const statusList = (counts) =>
@@ -642,7 +645,8 @@ try {
   const rssOk = SERVICES.every((name) => !(peakRss[name] >= (memoryLimitMiB(memoryLimits, name) ?? Infinity)));
   const lines = [
     '',
-    `Isolation benchmark: victim ${VICTIM_RATE} events/s to 1 healthy HTTPS webhook; attacker ${ATTACK_RATE} events/s to ${hostileWebhookIds.length} webhooks (${BLACKHOLES} never answer, ${SLOW} answer after ${SLOW_DELAY_MS} ms), ${os.cpus().length} CPUs`,
+    `Isolation benchmark: victim ${VICTIM_RATE} events/s to 1 healthy HTTPS webhook; attacker ${ATTACK_RATE} events/s to ${hostileWebhookIds.length} webhooks (${BLACKHOLES} never answer, ${SLOW} answer after ${SLOW_DELAY_MS} ms)`,
+    `machine: ${machine}`,
     '',
     `victim, event commit to receipt (from the request's due time in brackets):`,
     `  alone (${ALONE_S} s, ${alone.received} of ${alone.sent} events received):        p50 ${f(alone.commit.p50)} ms  p99 ${f(alone.commit.p99)} ms  max ${f(alone.commit.max)} ms   [p50 ${f(alone.due.p50)}  p99 ${f(alone.due.p99)} ms]`,

@@ -9,35 +9,37 @@
 // Every clock is the machine's own (PostgreSQL's now(), the services' and the benchmark's
 // Date.now()). Percentiles are per stage: the p99s of the stages do not add up to the end-to-end p99.
 import { createRequire } from 'node:module';
+import { Worker } from 'node:worker_threads';
 
-import { percentile, preciseNowMs } from './stats.mjs';
+import { percentile } from './stats.mjs';
 
 const require = createRequire(import.meta.url);
 
 /**
  * Subscribes (core NATS, no JetStream consumer: it takes nothing from the delivery service) to the
- * issue event subjects and notes when each event id (Nats-Msg-Id) was first seen on the bus.
+ * issue event subjects, on a thread of its own (bus-watch-thread.mjs), and notes when each event id
+ * (Nats-Msg-Id) was first seen on the bus. `seen` (event id -> epoch ms) is filled by `close()`.
  */
 export async function watchBus(natsUrl) {
-  const { connect } = require('@nats-io/transport-node');
-  const nc = await connect({ servers: natsUrl.split(','), name: 'bench-stages' });
-  const seen = new Map();
-  const subscription = nc.subscribe('issues.>', {
-    callback: (error, message) => {
-      if (error) return;
-      const at = preciseNowMs();
-      const id = message.headers?.get('Nats-Msg-Id');
-      if (id && !seen.has(id)) seen.set(id, at);
-    },
+  const worker = new Worker(new URL('./bus-watch-thread.mjs', import.meta.url), { workerData: { natsUrl }, name: 'bus watch' });
+  await new Promise((resolve, reject) => {
+    worker.once('error', reject);
+    worker.once('message', resolve);
   });
-  let closed = false;
+  const seen = new Map();
+  let closing;
   return {
     seen,
-    async close() {
-      if (closed) return;
-      closed = true;
-      subscription.unsubscribe();
-      await nc.drain().catch(() => nc.close());
+    close() {
+      closing ??= new Promise((resolve, reject) => {
+        worker.once('error', reject);
+        worker.once('message', (message) => {
+          for (const [id, at] of message.seen) seen.set(id, at);
+          resolve();
+        });
+        worker.postMessage('close');
+      }).finally(() => worker.terminate());
+      return closing;
     },
   };
 }

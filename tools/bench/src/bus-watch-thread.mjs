@@ -25,6 +25,8 @@ const subscription = nc.subscribe('issues.>', {
 
 parentPort.on('message', async (message) => {
   if (message !== 'close') return;
+  // A round trip first: the server answers it after every message it had already sent this way.
+  await nc.flush().catch(() => undefined);
   subscription.unsubscribe();
   await nc.drain().catch(() => nc.close());
   parentPort.postMessage({ seen: [...seen] });

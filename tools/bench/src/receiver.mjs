@@ -42,49 +42,72 @@ export function makeCertificate() {
 }
 
 /**
+ * The thread every receiver of this process serves on (receiver-thread.mjs), started with the first
+ * receiver and ended with the last; `byId` routes its messages to their receiver.
+ */
+const receiverThread = { worker: undefined, byId: new Map(), nextId: 1 };
+
+function receiverWorker() {
+  if (receiverThread.worker) return receiverThread.worker;
+  const worker = new Worker(new URL('./receiver-thread.mjs', import.meta.url), { name: 'receiver' });
+  worker.on('message', (message) => receiverThread.byId.get(message.id ?? message.opened ?? message.closed)?.(message));
+  worker.on('error', (error) => {
+    for (const handle of receiverThread.byId.values()) handle({ error });
+  });
+  receiverThread.worker = worker;
+  return worker;
+}
+
+/**
  * The receiver: answers 204 at once and notes when each delivery (X-Webhook-Delivery) first
- * arrived, with its event's created_at. It serves on a thread of its own (receiver-thread.mjs), so
- * an arrival is timed when it arrives, whatever the benchmark's main thread is doing; what it noted
- * reaches `firstReceipt` and `onDelivery` on the main thread. `onDelivery(body, receivedAt,
- * deliveryId, path)` sees the parsed body of every first arrival and the path it was sent to.
- * `reports: false` makes a receiver that only counts its requests (`firstReceipt` stays empty): the
- * bare loop's, whose thousands of arrivals a second would otherwise cost the main thread a message
- * each and take a core from the loop it measures.
+ * arrived, with its event's created_at. It serves on a thread shared by every receiver of the
+ * benchmark (receiver-thread.mjs), so an arrival is timed when it arrives, whatever the benchmark's
+ * main thread is doing; what it noted reaches `firstReceipt` and `onDelivery` on the main thread.
+ * `onDelivery(body, receivedAt, deliveryId, path)` sees the parsed body of every first arrival and
+ * the path it was sent to. `reports: false` makes a receiver that only counts its requests
+ * (`firstReceipt` stays empty): the bare loop's, whose thousands of arrivals a second would
+ * otherwise cost the main thread a message each and take a core from the loop it measures.
  */
 export function startReceiver(certificate, { onDelivery, reports = true } = {}) {
+  const id = receiverThread.nextId++;
   const firstReceipt = new Map(); // delivery id -> { receivedAt, createdAt }
   const requests = new Int32Array(new SharedArrayBuffer(4));
-  const worker = new Worker(new URL('./receiver-thread.mjs', import.meta.url), {
-    workerData: { cert: certificate.cert, key: certificate.key, requests, reports },
-    name: 'receiver',
-  });
+  const worker = receiverWorker();
+  let opened;
   let closed;
-  worker.on('message', (message) => {
-    if (message.closed) closed?.();
-    if (!message.deliveryId) return;
+  let closing;
+  receiverThread.byId.set(id, (message) => {
+    if (message.error) return (opened ?? closed)?.reject(message.error);
+    if (message.opened !== undefined) return opened.resolve(message.port);
+    if (message.closed !== undefined) return closed.resolve();
     const { deliveryId, receivedAt, path: hookPath, text } = message;
     const body = JSON.parse(text);
     firstReceipt.set(deliveryId, { receivedAt, createdAt: preciseTimeMs(body.created_at) });
     onDelivery?.(body, receivedAt, deliveryId, hookPath);
   });
-  return new Promise((resolve, reject) => {
-    worker.once('error', reject);
-    worker.once('message', ({ port }) =>
-      resolve({
-        url: (hookPath) => `https://localhost:${port}${hookPath}`,
-        /** The same receiver by address, for when the webhook must not depend on name resolution. */
-        ipUrl: (hookPath) => `https://127.0.0.1:${port}${hookPath}`,
-        firstReceipt,
-        get requests() {
-          return Atomics.load(requests, 0);
-        },
-        close: async () => {
-          const done = new Promise((resolveClose) => (closed = resolveClose));
-          worker.postMessage('close');
+  const port = new Promise((resolve, reject) => (opened = { resolve, reject }));
+  worker.postMessage({ open: id, cert: certificate.cert, key: certificate.key, requests, reports });
+  return port.then((portNumber) => {
+    opened = undefined;
+    return {
+      url: (hookPath) => `https://localhost:${portNumber}${hookPath}`,
+      /** The same receiver by address, for when the webhook must not depend on name resolution. */
+      ipUrl: (hookPath) => `https://127.0.0.1:${portNumber}${hookPath}`,
+      firstReceipt,
+      get requests() {
+        return Atomics.load(requests, 0);
+      },
+      close: () =>
+        (closing ??= (async () => {
+          const done = new Promise((resolve, reject) => (closed = { resolve, reject }));
+          worker.postMessage({ close: id });
           await done;
-          await worker.terminate();
-        },
-      }),
-    );
+          receiverThread.byId.delete(id);
+          if (receiverThread.byId.size === 0 && receiverThread.worker === worker) {
+            receiverThread.worker = undefined;
+            await worker.terminate();
+          }
+        })()),
+    };
   });
 }

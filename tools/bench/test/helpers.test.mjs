@@ -162,4 +162,16 @@ describe('the receiver', () => {
       await counting.close();
     }
   });
+
+  it('keeps the deliveries of receivers that share its thread apart, and closes each on its own', async () => {
+    const other = await startReceiver(certificate);
+    expect(other.ipUrl('/x')).not.toBe(receiver.ipUrl('/x'));
+    expect(await deliver('d-other', { id: 'evt_other', created_at: new Date().toISOString() }, other)).toBe(204);
+    await waitUntil(() => other.firstReceipt.size === 1, 5_000, "the other receiver's delivery");
+    expect(receiver.firstReceipt.has('d-other')).toBe(false);
+    await Promise.all([other.close(), other.close()]);
+    // The first receiver still answers.
+    expect(await deliver('d-3', { id: 'evt_3', created_at: new Date().toISOString() })).toBe(204);
+    await waitUntil(() => receiver.firstReceipt.has('d-3'), 5_000, 'a delivery after the other closed');
+  });
 });

@@ -47,7 +47,6 @@
 //   A quick check that it works: BENCH_WARMUP_S=2 BENCH_BASELINE_S=5 BENCH_CHAOS_S=10 BENCH_RATE=20
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
-import { Worker } from 'node:worker_threads';
 
 import { useProjectNode } from '../../dev/src/provision/index.mjs';
 import { startStack } from '../../dev/src/stack.mjs';
@@ -60,6 +59,7 @@ import { SERVICE_NODE_OPTIONS, machineCpuSeconds, peakRssMb } from './process-st
 import { makeCertificate, startReceiver } from './receiver.mjs';
 import { setting } from './settings.mjs';
 import { inTurn, openLoop, preciseTimeMs } from './stats.mjs';
+import { nextMessage, startWorker } from './threads.mjs';
 
 await useProjectNode();
 
@@ -135,28 +135,12 @@ let system;
 let endpoints;
 let exitCode = 0;
 
-/** Starts a worker thread and resolves with it once it posts { ready } (and that message). */
-function startWorker(file, workerData) {
-  const worker = new Worker(new URL(file, import.meta.url), { workerData });
-  return new Promise((resolve, reject) => {
-    worker.once('error', reject);
-    worker.once('message', (message) => (message.ready ? resolve({ worker, ready: message }) : reject(new Error(`${file}: ${JSON.stringify(message)}`))));
-  });
-}
-
 /** Asks the endpoints' worker something and resolves with its first answer that satisfies `match`. */
-const ask = (message, match) =>
-  new Promise((resolve, reject) => {
-    const onMessage = (answer) => {
-      if (!match(answer)) return;
-      endpoints.worker.off('message', onMessage);
-      endpoints.worker.off('error', reject);
-      resolve(answer);
-    };
-    endpoints.worker.on('message', onMessage);
-    endpoints.worker.once('error', reject);
-    endpoints.worker.postMessage(message);
-  });
+const ask = (message, match) => {
+  const answer = nextMessage(endpoints.worker, match);
+  endpoints.worker.postMessage(message);
+  return answer;
+};
 
 /** Retries a setup call the rate limiter refused (429), after its Retry-After. */
 async function unlimited(call) {

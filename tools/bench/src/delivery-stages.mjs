@@ -9,9 +9,8 @@
 // Every clock is the machine's own (PostgreSQL's now(), the services' and the benchmark's
 // Date.now()). Percentiles are per stage: the p99s of the stages do not add up to the end-to-end p99.
 import { createRequire } from 'node:module';
-import { Worker } from 'node:worker_threads';
-
 import { percentile } from './stats.mjs';
+import { nextMessage, startWorker } from './threads.mjs';
 
 const require = createRequire(import.meta.url);
 
@@ -21,24 +20,21 @@ const require = createRequire(import.meta.url);
  * (Nats-Msg-Id) was first seen on the bus. `seen` (event id -> epoch ms) is filled by `close()`.
  */
 export async function watchBus(natsUrl) {
-  const worker = new Worker(new URL('./bus-watch-thread.mjs', import.meta.url), { workerData: { natsUrl }, name: 'bus watch' });
-  await new Promise((resolve, reject) => {
-    worker.once('error', reject);
-    worker.once('message', resolve);
-  });
+  const { worker } = await startWorker('./bus-watch-thread.mjs', { natsUrl });
   const seen = new Map();
   let closing;
   return {
     seen,
     close() {
-      closing ??= new Promise((resolve, reject) => {
-        worker.once('error', reject);
-        worker.once('message', (message) => {
-          for (const [id, at] of message.seen) seen.set(id, at);
-          resolve();
-        });
+      closing ??= (async () => {
+        const closed = nextMessage(worker, (message) => message.seen);
         worker.postMessage('close');
-      }).finally(() => worker.terminate());
+        try {
+          for (const [id, at] of (await closed).seen) seen.set(id, at);
+        } finally {
+          await worker.terminate();
+        }
+      })();
       return closing;
     },
   };

@@ -31,7 +31,6 @@
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import os from 'node:os';
-import { Worker } from 'node:worker_threads';
 
 import { useProjectNode } from '../../dev/src/provision/index.mjs';
 import { startStack } from '../../dev/src/stack.mjs';
@@ -45,6 +44,7 @@ import { SERVICE_NODE_OPTIONS, cpuSeconds, infrastructurePids, machineCpuSeconds
 import { makeCertificate, startReceiver } from './receiver.mjs';
 import { setting } from './settings.mjs';
 import { openLoop, percentile, preciseTimeMs } from './stats.mjs';
+import { nextMessage, startWorker } from './threads.mjs';
 
 await useProjectNode();
 
@@ -105,29 +105,6 @@ let endpoints;
 let attacker;
 let sampler;
 let exitCode = 0;
-
-/** Starts a worker thread and resolves with it once it posts { ready } (and that message). */
-function startWorker(file, workerData) {
-  // Named after its file: the thread table below tells the hostile team's thread from its endpoints'.
-  const worker = new Worker(new URL(file, import.meta.url), { workerData, name: file.replace(/^\.\/|\.mjs$/g, '') });
-  return new Promise((resolve, reject) => {
-    worker.once('error', reject);
-    worker.once('message', (message) => (message.ready ? resolve({ worker, ready: message }) : reject(new Error(`${file}: ${JSON.stringify(message)}`))));
-  });
-}
-
-/** The next message of a worker that satisfies `match`. */
-const nextMessage = (worker, match) =>
-  new Promise((resolve, reject) => {
-    const onMessage = (message) => {
-      if (!match(message)) return;
-      worker.off('message', onMessage);
-      worker.off('error', reject);
-      resolve(message);
-    };
-    worker.on('message', onMessage);
-    worker.once('error', reject);
-  });
 
 /** Retries a setup call the rate limiter refused (429), after its Retry-After. */
 async function unlimited(call) {

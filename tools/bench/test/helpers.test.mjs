@@ -156,8 +156,13 @@ describe('the receiver', () => {
       const before = arrivals.length;
       expect(await deliver('bare-1', { id: 'bare-1', created_at: new Date().toISOString() }, counting)).toBe(204);
       expect(counting.requests).toBe(1);
+      // The thread's reports arrive in order: once a later delivery to the reporting receiver is
+      // reported, a report of bare-1 would have arrived too.
+      expect(await deliver('d-after-bare', { id: 'evt_after_bare', created_at: new Date().toISOString() })).toBe(204);
+      await waitUntil(() => receiver.firstReceipt.has('d-after-bare'), 5_000, 'the delivery after the counted one');
       expect(counting.firstReceipt.size).toBe(0);
-      expect(arrivals.length).toBe(before);
+      expect(arrivals.length).toBe(before + 1);
+      expect(arrivals.at(-1).deliveryId).toBe('d-after-bare');
     } finally {
       await counting.close();
     }

@@ -33,6 +33,8 @@ describe('the bus watch', () => {
     await bus.close();
 
     expect([...bus.seen.keys()].sort()).toEqual(['event-1', 'event-2']);
+    // event-1's first sighting stands: it came before event-2, not with its repeat after it.
+    expect(bus.seen.get('event-1')).toBeLessThanOrEqual(bus.seen.get('event-2'));
     // Epoch milliseconds (from the watch thread's clock, which may differ from Date.now() by a little).
     for (const at of bus.seen.values()) {
       expect(at).toBeGreaterThan(before - 1_000);
